@@ -1,0 +1,1 @@
+//! artdb-art (work in progress; see the open issues).

@@ -1,0 +1,1 @@
+//! artdb-bitable (work in progress; see the open issues).

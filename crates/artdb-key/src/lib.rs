@@ -1,0 +1,1 @@
+//! artdb-key (work in progress; see the open issues).

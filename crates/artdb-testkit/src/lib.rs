@@ -1,0 +1,1 @@
+//! artdb-testkit (work in progress; see the open issues).

@@ -1,0 +1,1 @@
+//! artdb-tidstore (work in progress; see the open issues).

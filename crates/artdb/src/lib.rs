@@ -1,0 +1,1 @@
+//! artdb (work in progress; see the open issues).
