@@ -1,1 +1,51 @@
-fn main() {}
+//! artdb-bench: the workloads of `shared/BENCHMARKS.md`, run against artdb and its peers side by
+//! side in one process, so that ratios hold on a shared, noisy machine.
+//!
+//! Every workload prints a table for people and, with `--json PATH`, writes the machine-readable
+//! result described in its issue. Memory figures come from the counting global allocator in
+//! [`alloc`], so they are what each structure asked the allocator for, not RSS.
+
+mod alloc;
+mod w1;
+mod w2;
+mod w3;
+mod w4;
+
+use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static GLOBAL: alloc::CountingAllocator = alloc::CountingAllocator;
+
+/// Command line of the benchmark harness.
+#[derive(Parser)]
+#[command(name = "artdb-bench", about = "artdb and its peers, side by side")]
+struct Cli {
+    #[command(subcommand)]
+    workload: Workload,
+}
+
+#[derive(Subcommand)]
+enum Workload {
+    /// W1: in-memory index (artdb's ART vs BTreeMap, SkipMap, HashMap, congee, blart).
+    W1(w1::Args),
+    /// W2: persisted index vs DuckDB.
+    W2(w2::Args),
+    /// W3: bitable vs fst, LMDB (heed) and a memory-mapped sorted array.
+    W3(w3::Args),
+    /// W4: TidStore vs a sorted array of 6-byte TIDs, roaring and HashSet.
+    W4(w4::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.workload {
+        Workload::W1(args) => w1::run(args),
+        Workload::W2(args) => w2::run(args),
+        Workload::W3(args) => w3::run(args),
+        Workload::W4(args) => w4::run(args),
+    };
+    if let Err(error) = result {
+        eprintln!("artdb-bench: {error}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,15 @@
+//! W1: see `shared/BENCHMARKS.md`. (Being built by its issue.)
+
+/// Options of the W1 workload.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run at the quick (CI) scale.
+    #[arg(long)]
+    quick: bool,
+}
+
+/// Runs W1.
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let _ = args.quick;
+    Err("w1 is not built yet".into())
+}
