@@ -1,0 +1,499 @@
+//! The builder: appends pairs in strictly increasing key order and writes a table file.
+//!
+//! States: `Building` (appending) → `finish` → done; an I/O error moves it to `Failed`, where every
+//! call returns `Error::BuilderFailed`. An out-of-order or duplicate key, or a key too large, is
+//! rejected before anything changes, so the table so far is unharmed and the build may go on.
+//!
+//! Streaming: each level is written sequentially as its pages fill. Leaf pages go straight into the
+//! output file (under a temporary name) from page 1 on; each branch level and the large-value area
+//! go to their own unlinked temporary file in the output's directory. `finish` appends the branch
+//! levels (bottom up) and the large-value area to the output, then writes the header at page 0.
+//! Memory: one pending page per level plus a fixed write buffer per level (256 pages for the
+//! leaves, 16 for a branch level) — independent of the table's size. Branch levels are about
+//! 1/100 of the leaves for short keys, so the final copy (`copy_file_range` on Linux) is cheap.
+//!
+//! Durability protocol (`finish(Durability::Durable)`), argued in `docs/bitable-format.md`:
+//! 1. write everything, header last, to `.NAME.PID-N.building` in the target directory;
+//! 2. fsync that file; 3. rename it to NAME; 4. fsync the directory.
+//! A crash before 3 leaves NAME untouched (the old table, or nothing); after 3 the name points at a
+//! file whose bytes were all stable before the rename. `NonDurable` skips 2 and 4.
+
+use crate::error::{io, Error, Result};
+use crate::format::*;
+use crate::pending::PendingPage;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Whether `finish` makes the table durable before naming it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync the file, rename, fsync the directory: the table survives a power loss once
+    /// `finish` returns.
+    Durable,
+    /// No syncs: for tables that live one power cycle (scratch tables, benchmark inputs).
+    NonDurable,
+}
+
+/// Builder options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Page size in bytes: a power of two from 512 to 65536. Default 4096.
+    pub page_size: usize,
+    /// Alignment of keys in fixed-layout pages (a power of two up to 64). Default 1.
+    pub key_align: usize,
+    /// Alignment of values in fixed-layout pages (a power of two up to 64). Default 1. With 8, a
+    /// table of 8-byte values lets readers load each value in place as a `u64`.
+    pub value_align: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            page_size: PAGE_SIZE_DEFAULT,
+            key_align: 1,
+            value_align: 1,
+        }
+    }
+}
+
+/// Pages a level buffers before writing them (leaf level, branch levels).
+const LEAF_BUFFER_PAGES: usize = 256;
+const BRANCH_BUFFER_PAGES: usize = 16;
+
+/// Names temporary files uniquely within the process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// One level's page stream: a file, a write buffer of whole pages, and counters.
+struct LevelWriter {
+    file: File,
+    buffer: Vec<u8>,
+    buffer_pages_max: usize,
+    page_size: usize,
+    pages: u64,
+    used_bytes: u64,
+}
+
+impl LevelWriter {
+    fn new(file: File, page_size: usize, buffer_pages_max: usize) -> Self {
+        LevelWriter {
+            file,
+            buffer: Vec::with_capacity(page_size * buffer_pages_max),
+            buffer_pages_max,
+            page_size,
+            pages: 0,
+            used_bytes: 0,
+        }
+    }
+
+    /// Encodes `pending` as this level's next page.
+    fn write_page(&mut self, pending: &mut PendingPage) -> Result<u64> {
+        if self.buffer.len() >= self.page_size * self.buffer_pages_max {
+            self.flush()?;
+        }
+        let start = self.buffer.len();
+        self.buffer.resize(start + self.page_size, 0);
+        let index = self.pages;
+        self.used_bytes += pending.encode(&mut self.buffer[start..], index) as u64;
+        self.pages += 1;
+        Ok(index)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        io("write pages", self.file.write_all(&self.buffer))?;
+        self.buffer.clear();
+        Ok(())
+    }
+}
+
+/// A branch level: its pending page and its stream.
+struct BranchLevel {
+    pending: PendingPage,
+    writer: LevelWriter,
+}
+
+/// Builds a table by appending pairs in strictly increasing key order.
+pub struct Builder {
+    options: Options,
+    path: PathBuf,
+    temp_path: PathBuf,
+    directory: PathBuf,
+    leaf: PendingPage,
+    leaves: LevelWriter,
+    branches: Vec<BranchLevel>,
+    large: Option<(File, std::io::BufWriter<File>)>,
+    large_len: u64,
+    large_count: u64,
+    pairs: u64,
+    key_bytes: u64,
+    value_bytes: u64,
+    last_key: Vec<u8>,
+    /// Scratch for the key going up a level.
+    carry: Vec<u8>,
+    failed: bool,
+    finished: bool,
+}
+
+/// What `finish` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Pairs in the table.
+    pub pairs: u64,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+    /// Levels, leaf first.
+    pub levels: Vec<LevelInfo>,
+    /// Bytes of the large-value area.
+    pub large_value_bytes: u64,
+}
+
+impl Builder {
+    /// Starts building the table that `finish` will name `path`, with default options.
+    pub fn create(path: impl AsRef<Path>) -> Result<Builder> {
+        Builder::with_options(path, Options::default())
+    }
+
+    /// Starts building a table with the given options.
+    pub fn with_options(path: impl AsRef<Path>, options: Options) -> Result<Builder> {
+        check_page_size(options.page_size)?;
+        for align in [options.key_align, options.value_align] {
+            if !align.is_power_of_two() || align > ALIGN_MAX {
+                return Err(Error::InvalidOption {
+                    what: "key and value alignments must be powers of two from 1 to 64",
+                });
+            }
+        }
+        let path = path.as_ref().to_path_buf();
+        let directory = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let Some(name) = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+        else {
+            return Err(Error::InvalidOption {
+                what: "the table path must name a file",
+            });
+        };
+        let temp_path = directory.join(format!(".{name}.{}.building", unique_suffix()));
+        let mut file = io(
+            "create the table's temporary file",
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&temp_path),
+        )?;
+        // Page 0 is the header, written last; until then it is zero, so the file cannot open.
+        io(
+            "reserve the header page",
+            file.write_all(&vec![0u8; options.page_size]),
+        )?;
+        let new_page = |level| {
+            PendingPage::new(
+                options.page_size,
+                level,
+                options.key_align,
+                options.value_align,
+            )
+        };
+        Ok(Builder {
+            leaf: new_page(0),
+            leaves: LevelWriter::new(file, options.page_size, LEAF_BUFFER_PAGES),
+            branches: Vec::new(),
+            large: None,
+            large_len: 0,
+            large_count: 0,
+            pairs: 0,
+            key_bytes: 0,
+            value_bytes: 0,
+            last_key: Vec::new(),
+            carry: Vec::new(),
+            failed: false,
+            finished: false,
+            options,
+            path,
+            temp_path,
+            directory,
+        })
+    }
+
+    /// Largest key this builder accepts.
+    pub fn key_len_max(&self) -> usize {
+        key_len_max(self.options.page_size)
+    }
+
+    /// Pairs appended so far.
+    pub fn len(&self) -> u64 {
+        self.pairs
+    }
+
+    /// Whether no pair was appended yet.
+    pub fn is_empty(&self) -> bool {
+        self.pairs == 0
+    }
+
+    /// Appends a pair; its key must be greater than the previous key.
+    #[inline]
+    pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if self.failed {
+            return Err(Error::BuilderFailed);
+        }
+        if key.len() > self.key_len_max() {
+            return Err(Error::KeyTooLarge {
+                len: key.len(),
+                max: self.key_len_max(),
+            });
+        }
+        if self.pairs > 0 {
+            match crate::page::compare_keys(key, &self.last_key) {
+                std::cmp::Ordering::Greater => {}
+                std::cmp::Ordering::Equal => return Err(Error::DuplicateKey { index: self.pairs }),
+                std::cmp::Ordering::Less => return Err(Error::KeyOutOfOrder { index: self.pairs }),
+            }
+        }
+        let result = self.append_ordered(key, value);
+        if result.is_err() {
+            self.failed = true;
+        }
+        result
+    }
+
+    fn append_ordered(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut reference = [0u8; LARGE_REF_LEN];
+        let (stored, value_word): (&[u8], u64) =
+            if value.len() <= value_inline_max(self.options.page_size) {
+                (value, (value.len() as u64) << 1)
+            } else {
+                let offset = self.write_large(value)?;
+                reference[..8].copy_from_slice(&offset.to_le_bytes());
+                reference[8..].copy_from_slice(&crc32c::crc32c(value).to_le_bytes());
+                (&reference, (value.len() as u64) << 1 | 1)
+            };
+        if !self.leaf.try_add(key, stored, value_word) {
+            self.flush_leaf()?;
+            let added = self.leaf.try_add(key, stored, value_word);
+            debug_assert!(added, "an empty page accepts any entry within the limits");
+        }
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
+        self.pairs += 1;
+        self.key_bytes += key.len() as u64;
+        self.value_bytes += value.len() as u64;
+        Ok(())
+    }
+
+    fn write_large(&mut self, value: &[u8]) -> Result<u64> {
+        if self.large.is_none() {
+            let file = temp_file(&self.directory)?;
+            let writer = io("open the large-value area", file.try_clone())?;
+            self.large = Some((file, std::io::BufWriter::with_capacity(1 << 20, writer)));
+        }
+        let offset = self.large_len;
+        if let Some((_, writer)) = &mut self.large {
+            io("write a large value", writer.write_all(value))?;
+        }
+        self.large_len += value.len() as u64;
+        self.large_count += 1;
+        Ok(offset)
+    }
+
+    /// Writes the pending leaf page and announces it to level 1.
+    fn flush_leaf(&mut self) -> Result<()> {
+        self.carry.clear();
+        self.carry.extend_from_slice(self.leaf.first_entry_key());
+        let index = self.leaves.write_page(&mut self.leaf)?;
+        self.announce(1, index)
+    }
+
+    /// Adds child page `child` of level `level - 1`, whose first key is in `self.carry`, to level
+    /// `level`; when that level's page is full it is written and announced one level up, in a loop
+    /// bounded by the level limit.
+    fn announce(&mut self, mut level: usize, mut child: u64) -> Result<()> {
+        loop {
+            if level >= LEVELS_MAX {
+                return Err(Error::TooManyLevels { max: LEVELS_MAX });
+            }
+            if self.branches.len() < level {
+                let file = temp_file(&self.directory)?;
+                let options = self.options;
+                self.branches.push(BranchLevel {
+                    pending: PendingPage::new(
+                        options.page_size,
+                        level as u16,
+                        options.key_align,
+                        options.key_align,
+                    ),
+                    writer: LevelWriter::new(file, options.page_size, BRANCH_BUFFER_PAGES),
+                });
+            }
+            let branch = &mut self.branches[level - 1];
+            if !branch.pending.started {
+                branch.pending.started = true;
+                branch.pending.first_child = child;
+                std::mem::swap(&mut branch.pending.first_key, &mut self.carry);
+                return Ok(());
+            }
+            if branch.pending.try_add(&self.carry, &[], 0) {
+                return Ok(());
+            }
+            let index = branch.writer.write_page(&mut branch.pending)?;
+            branch.pending.started = true;
+            branch.pending.first_child = child;
+            // The new page's first key is the carried key; the written page's goes up.
+            std::mem::swap(&mut branch.pending.first_key, &mut self.carry);
+            child = index;
+            level += 1;
+        }
+    }
+
+    /// Writes the rest of the table and its header, then names it (see the module notes).
+    pub fn finish(mut self, durability: Durability) -> Result<Summary> {
+        if self.failed {
+            return Err(Error::BuilderFailed);
+        }
+        self.finished = true;
+        let result = self.finish_inner(durability);
+        if result.is_err() {
+            let _ = fs::remove_file(&self.temp_path);
+        }
+        result
+    }
+
+    fn finish_inner(&mut self, durability: Durability) -> Result<Summary> {
+        if !self.leaf.is_empty() {
+            self.flush_leaf()?;
+        }
+        let levels = self.close_levels()?;
+        self.leaves.flush()?;
+        let page_size = self.options.page_size as u64;
+        for branch in &mut self.branches {
+            branch.writer.flush()?;
+            copy_whole(&mut branch.writer.file, &mut self.leaves.file)?;
+        }
+        let pages_end = levels
+            .last()
+            .map_or(1, |top| top.start_page + top.page_count);
+        let large_offset = pages_end * page_size;
+        if let Some((mut file, mut writer)) = self.large.take() {
+            io("write the large-value area", writer.flush())?;
+            drop(writer);
+            copy_whole(&mut file, &mut self.leaves.file)?;
+        }
+        let header = Header {
+            page_size: self.options.page_size,
+            pair_count: self.pairs,
+            file_len: large_offset + self.large_len,
+            large_offset: if self.large_len == 0 { 0 } else { large_offset },
+            large_len: self.large_len,
+            key_align_log2: self.options.key_align.trailing_zeros() as u8,
+            value_align_log2: self.options.value_align.trailing_zeros() as u8,
+            key_bytes: self.key_bytes,
+            value_bytes: self.value_bytes,
+            large_count: self.large_count,
+            levels,
+        };
+        let mut page = vec![0u8; self.options.page_size];
+        header.encode(&mut page);
+        io("write the header", self.leaves.file.write_all_at(&page, 0))?;
+        if durability == Durability::Durable {
+            io("sync the table file", self.leaves.file.sync_all())?;
+        }
+        io(
+            "rename the table into place",
+            fs::rename(&self.temp_path, &self.path),
+        )?;
+        if durability == Durability::Durable {
+            let directory = io("open the table's directory", File::open(&self.directory))?;
+            io("sync the table's directory", directory.sync_all())?;
+        }
+        Ok(Summary {
+            pairs: self.pairs,
+            file_bytes: header.file_len,
+            levels: header.levels,
+            large_value_bytes: self.large_len,
+        })
+    }
+
+    /// Writes every level's last page bottom up and drops the levels above the root; returns the
+    /// level table (leaf first) with absolute start pages.
+    fn close_levels(&mut self) -> Result<Vec<LevelInfo>> {
+        let mut level = 1;
+        while level <= self.branches.len() {
+            let branch = &self.branches[level - 1];
+            if branch.writer.pages == 0 && branch.pending.is_empty() {
+                // One child and nothing else: the level below is a single page, the root.
+                self.branches.truncate(level - 1);
+                break;
+            }
+            let branch = &mut self.branches[level - 1];
+            std::mem::swap(&mut branch.pending.first_key, &mut self.carry);
+            let index = branch.writer.write_page(&mut branch.pending)?;
+            self.announce(level + 1, index)?;
+            level += 1;
+        }
+        let mut levels = Vec::with_capacity(self.branches.len() + 1);
+        if self.leaves.pages > 0 {
+            levels.push(LevelInfo {
+                start_page: 1,
+                page_count: self.leaves.pages,
+                used_bytes: self.leaves.used_bytes,
+            });
+        }
+        for branch in &self.branches {
+            let start_page = levels
+                .last()
+                .map_or(1, |below: &LevelInfo| below.start_page + below.page_count);
+            levels.push(LevelInfo {
+                start_page,
+                page_count: branch.writer.pages,
+                used_bytes: branch.writer.used_bytes,
+            });
+        }
+        Ok(levels)
+    }
+}
+
+impl Drop for Builder {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = fs::remove_file(&self.temp_path);
+        }
+    }
+}
+
+fn unique_suffix() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A temporary file in `directory`, unlinked at once so nothing is left behind by a crash.
+fn temp_file(directory: &Path) -> Result<File> {
+    let path = directory.join(format!(".bitable-{}.tmp", unique_suffix()));
+    let file = io(
+        "create a temporary level file",
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path),
+    )?;
+    io("unlink a temporary level file", fs::remove_file(&path))?;
+    Ok(file)
+}
+
+/// Appends all of `from` to `to`.
+fn copy_whole(from: &mut File, to: &mut File) -> Result<()> {
+    io(
+        "rewind a temporary level file",
+        from.seek(SeekFrom::Start(0)),
+    )?;
+    io("copy a level into the table", std::io::copy(from, to))?;
+    Ok(())
+}

@@ -1,0 +1,254 @@
+//! Cursors and iterators over a table.
+//!
+//! A cursor is either positioned on a pair or unpositioned (before the first / after the last /
+//! after a failed seek). Seeks: `seek_lower_bound(k)` → first key `>= k`; `seek_upper_bound(k)` →
+//! first key `> k` (C++ `upper_bound`); `seek(k)` → exactly `k`. Then `next`/`prev` move one pair,
+//! crossing leaf pages through their contiguous level-relative indexes (no sibling pointers are
+//! needed because the leaves of a table are contiguous).
+//!
+//! Invariant: when positioned, `leaf < leaf_pages` and `slot < count` of that validated page, and
+//! `entry` holds the resolved key and value (a large value's checksum was checked on arrival).
+
+use crate::error::Result;
+use crate::page::compare_keys;
+use crate::table::Table;
+use std::ops::Bound;
+
+/// A position in a table.
+pub struct Cursor<'t> {
+    table: &'t Table,
+    leaf: u64,
+    slot: usize,
+    entry: Option<(&'t [u8], &'t [u8])>,
+}
+
+impl<'t> Cursor<'t> {
+    /// An unpositioned cursor over `table`.
+    pub fn new(table: &'t Table) -> Cursor<'t> {
+        Cursor {
+            table,
+            leaf: 0,
+            slot: 0,
+            entry: None,
+        }
+    }
+
+    /// The key under the cursor, if positioned.
+    #[inline]
+    pub fn key(&self) -> Option<&'t [u8]> {
+        self.entry.map(|(key, _)| key)
+    }
+
+    /// The value under the cursor, if positioned.
+    #[inline]
+    pub fn value(&self) -> Option<&'t [u8]> {
+        self.entry.map(|(_, value)| value)
+    }
+
+    /// The pair under the cursor, if positioned.
+    #[inline]
+    pub fn entry(&self) -> Option<(&'t [u8], &'t [u8])> {
+        self.entry
+    }
+
+    /// Positions on (leaf, slot), or past the end of that leaf onto the next leaf's first pair.
+    fn land(&mut self, leaf: u64, slot: usize) -> Result<bool> {
+        let page = self.table.page(0, leaf)?;
+        if slot < page.count() {
+            return self.load(leaf, slot);
+        }
+        if leaf + 1 < self.table.leaf_pages() {
+            return self.load(leaf + 1, 0);
+        }
+        self.entry = None;
+        Ok(false)
+    }
+
+    fn load(&mut self, leaf: u64, slot: usize) -> Result<bool> {
+        let page = self.table.page(0, leaf)?;
+        let key = page.key(slot);
+        let value = self.table.resolve(leaf, page.value(slot))?;
+        self.leaf = leaf;
+        self.slot = slot;
+        self.entry = Some((key, value));
+        Ok(true)
+    }
+
+    /// Moves to the first pair; `false` if the table is empty.
+    pub fn first(&mut self) -> Result<bool> {
+        if self.table.leaf_pages() == 0 {
+            self.entry = None;
+            return Ok(false);
+        }
+        self.load(0, 0)
+    }
+
+    /// Moves to the last pair; `false` if the table is empty.
+    pub fn last(&mut self) -> Result<bool> {
+        let pages = self.table.leaf_pages();
+        if pages == 0 {
+            self.entry = None;
+            return Ok(false);
+        }
+        let count = self.table.page(0, pages - 1)?.count();
+        self.load(pages - 1, count - 1)
+    }
+
+    /// Moves to the first key `>= key`; `false` (unpositioned) if there is none.
+    pub fn seek_lower_bound(&mut self, key: &[u8]) -> Result<bool> {
+        self.seek_bound(key, false)
+    }
+
+    /// Moves to the first key `> key`; `false` (unpositioned) if there is none.
+    pub fn seek_upper_bound(&mut self, key: &[u8]) -> Result<bool> {
+        self.seek_bound(key, true)
+    }
+
+    fn seek_bound(&mut self, key: &[u8], strict: bool) -> Result<bool> {
+        if self.table.leaf_pages() == 0 {
+            self.entry = None;
+            return Ok(false);
+        }
+        let (leaf, page) = self.table.descend(key)?;
+        let slot = page.search(key, strict);
+        self.land(leaf, slot)
+    }
+
+    /// Moves to exactly `key`; `false` (unpositioned) if it is absent.
+    pub fn seek(&mut self, key: &[u8]) -> Result<bool> {
+        if self.seek_lower_bound(key)? && self.key() == Some(key) {
+            return Ok(true);
+        }
+        self.entry = None;
+        Ok(false)
+    }
+
+    /// Moves to the next pair; from unpositioned, to the first. `false` past the last pair.
+    pub fn next(&mut self) -> Result<bool> {
+        if self.entry.is_none() {
+            return self.first();
+        }
+        self.land(self.leaf, self.slot + 1)
+    }
+
+    /// Moves to the previous pair; from unpositioned, to the last. `false` before the first pair.
+    pub fn prev(&mut self) -> Result<bool> {
+        if self.entry.is_none() {
+            return self.last();
+        }
+        if self.slot > 0 {
+            return self.load(self.leaf, self.slot - 1);
+        }
+        if self.leaf > 0 {
+            let count = self.table.page(0, self.leaf - 1)?.count();
+            return self.load(self.leaf - 1, count - 1);
+        }
+        self.entry = None;
+        Ok(false)
+    }
+}
+
+/// Pairs in a key range, in order.
+pub struct Range<'t, 'k> {
+    cursor: Cursor<'t>,
+    start: Option<Bound<&'k [u8]>>,
+    end: Bound<&'k [u8]>,
+    prefix: Option<&'k [u8]>,
+    done: bool,
+}
+
+impl<'t, 'k> Range<'t, 'k> {
+    fn advance(&mut self) -> Result<bool> {
+        match self.start.take() {
+            Some(Bound::Included(key)) => self.cursor.seek_lower_bound(key),
+            Some(Bound::Excluded(key)) => self.cursor.seek_upper_bound(key),
+            Some(Bound::Unbounded) => self.cursor.first(),
+            None => self.cursor.next(),
+        }
+    }
+
+    fn in_range(&self, key: &[u8]) -> bool {
+        let below_end = match self.end {
+            Bound::Included(end) => compare_keys(key, end).is_le(),
+            Bound::Excluded(end) => compare_keys(key, end).is_lt(),
+            Bound::Unbounded => true,
+        };
+        below_end && self.prefix.map_or(true, |prefix| key.starts_with(prefix))
+    }
+}
+
+impl<'t, 'k> Iterator for Range<'t, 'k> {
+    type Item = Result<(&'t [u8], &'t [u8])>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.advance() {
+            Ok(true) => {}
+            Ok(false) => {
+                self.done = true;
+                return None;
+            }
+            Err(error) => {
+                self.done = true;
+                return Some(Err(error));
+            }
+        }
+        let entry = self.cursor.entry()?;
+        if self.in_range(entry.0) {
+            Some(Ok(entry))
+        } else {
+            self.done = true;
+            None
+        }
+    }
+}
+
+impl Table {
+    /// A cursor over the table, unpositioned.
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor::new(self)
+    }
+
+    /// Pairs with keys between the bounds, in order.
+    pub fn range<'t, 'k>(&'t self, start: Bound<&'k [u8]>, end: Bound<&'k [u8]>) -> Range<'t, 'k> {
+        Range {
+            cursor: Cursor::new(self),
+            start: Some(start),
+            end,
+            prefix: None,
+            done: false,
+        }
+    }
+
+    /// Pairs whose keys start with `prefix`, in order.
+    pub fn prefix<'t, 'k>(&'t self, prefix: &'k [u8]) -> Range<'t, 'k> {
+        Range {
+            cursor: Cursor::new(self),
+            start: Some(Bound::Included(prefix)),
+            end: Bound::Unbounded,
+            prefix: Some(prefix),
+            done: false,
+        }
+    }
+
+    /// All pairs, in order.
+    pub fn iter(&self) -> Range<'_, 'static> {
+        self.range(Bound::Unbounded, Bound::Unbounded)
+    }
+
+    /// The first pair.
+    pub fn first(&self) -> Result<Option<(&[u8], &[u8])>> {
+        let mut cursor = self.cursor();
+        cursor.first()?;
+        Ok(cursor.entry())
+    }
+
+    /// The last pair.
+    pub fn last(&self) -> Result<Option<(&[u8], &[u8])>> {
+        let mut cursor = self.cursor();
+        cursor.last()?;
+        Ok(cursor.entry())
+    }
+}

@@ -1,0 +1,274 @@
+//! Page views for reading: `PageRef` over one leaf or branch page, its validation, and the
+//! searches inside a page.
+//!
+//! Layouts (format table in `format.rs` and `docs/bitable-format.md`):
+//! - fixed: every entry of the page has the same key length and the same inline value length;
+//!   record `i` is at `data_start + i * stride`, its key at offset 0 and its value at
+//!   `value_offset`. No slots and no length fields: the page header says everything.
+//! - slotted: `count` u16 slots after the page header give each entry's offset; entries grow from
+//!   the back of the page: varint key length, varint value word (`length << 1 | large`), key
+//!   bytes, then the value bytes, or for a large value its 12-byte reference (area offset u64,
+//!   CRC32C u32).
+//!
+//! Invariant: `PageRef` methods index only inside the page, and they are called only on a page
+//! that `validate` accepted; validation is what makes the indexing infallible. Keys must be
+//! strictly increasing within a page; `validate` does not re-check that on first use (it costs more
+//! than the checksum) — `Table::verify` does. A page that passes its CRC32C but was crafted with
+//! unordered keys yields wrong search results, never a panic or an out-of-bounds access.
+
+use crate::error::{corrupt, CorruptionKind, Result};
+use crate::format::*;
+use std::cmp::Ordering;
+
+/// A value as stored in a leaf entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoredValue<'a> {
+    /// The value bytes, inline in the page.
+    Inline(&'a [u8]),
+    /// A reference into the large-value area.
+    Large {
+        offset: u64,
+        len: u64,
+        checksum: u32,
+    },
+}
+
+/// Compares two keys in byte order, eight bytes at a time (faster than `memcmp` for the short
+/// keys tables hold, because it inlines and avoids the call).
+#[inline]
+pub(crate) fn compare_keys(left: &[u8], right: &[u8]) -> Ordering {
+    let common = left.len().min(right.len());
+    let mut at = 0;
+    while at + 8 <= common {
+        let mut a = [0u8; 8];
+        let mut b = [0u8; 8];
+        a.copy_from_slice(&left[at..at + 8]);
+        b.copy_from_slice(&right[at..at + 8]);
+        let (a, b) = (u64::from_be_bytes(a), u64::from_be_bytes(b));
+        if a != b {
+            return a.cmp(&b);
+        }
+        at += 8;
+    }
+    left[at..].cmp(&right[at..])
+}
+
+/// A validated leaf or branch page.
+#[derive(Clone, Copy)]
+pub(crate) struct PageRef<'a> {
+    bytes: &'a [u8],
+    count: usize,
+    fixed: bool,
+    key_len: usize,
+    value_len: usize,
+    stride: usize,
+    value_offset: usize,
+    data_start: usize,
+}
+
+impl<'a> PageRef<'a> {
+    /// A view of a page that `validate` accepted.
+    #[inline]
+    pub(crate) fn new(bytes: &'a [u8]) -> PageRef<'a> {
+        PageRef {
+            bytes,
+            count: usize::from(read_u16(bytes, P_COUNT)),
+            fixed: bytes[P_LAYOUT] == LAYOUT_FIXED,
+            key_len: usize::from(read_u16(bytes, P_KEY_LEN)),
+            value_len: usize::from(read_u16(bytes, P_VALUE_LEN)),
+            stride: usize::from(read_u16(bytes, P_STRIDE)),
+            value_offset: usize::from(read_u16(bytes, P_VALUE_OFFSET)),
+            data_start: usize::from(read_u16(bytes, P_DATA_START)),
+        }
+    }
+
+    /// Entries of the page: pairs of a leaf, keys of a branch.
+    #[inline]
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// A branch page's first child, level-relative.
+    #[inline]
+    pub(crate) fn first_child(&self) -> u64 {
+        read_u64(self.bytes, P_FIRST_CHILD)
+    }
+
+    /// Key of entry `index` (< count).
+    #[inline]
+    pub(crate) fn key(&self, index: usize) -> &'a [u8] {
+        if self.fixed {
+            let at = self.data_start + index * self.stride;
+            &self.bytes[at..at + self.key_len]
+        } else {
+            self.slotted_entry(index).0
+        }
+    }
+
+    /// Value of entry `index` (< count) of a leaf.
+    #[inline]
+    pub(crate) fn value(&self, index: usize) -> StoredValue<'a> {
+        if self.fixed {
+            let at = self.data_start + index * self.stride + self.value_offset;
+            StoredValue::Inline(&self.bytes[at..at + self.value_len])
+        } else {
+            self.slotted_entry(index).1
+        }
+    }
+
+    fn slotted_entry(&self, index: usize) -> (&'a [u8], StoredValue<'a>) {
+        let at = usize::from(read_u16(self.bytes, PAGE_HEADER_LEN + index * SLOT_LEN));
+        // Validation decoded this entry inside the page; the fallbacks are unreachable.
+        let (key_len, at) = read_varint(self.bytes, at).unwrap_or((0, at));
+        let (word, at) = read_varint(self.bytes, at).unwrap_or((0, at));
+        let key_end = at + key_len as usize;
+        let key = &self.bytes[at..key_end];
+        let value = if word & 1 == 0 {
+            StoredValue::Inline(&self.bytes[key_end..key_end + (word >> 1) as usize])
+        } else {
+            StoredValue::Large {
+                offset: read_u64(self.bytes, key_end),
+                len: word >> 1,
+                checksum: read_u32(self.bytes, key_end + 8),
+            }
+        };
+        (key, value)
+    }
+
+    /// Index of the first entry whose key is `>= key` (or `> key` when `strict`); `count` if none.
+    #[inline]
+    pub(crate) fn search(&self, key: &[u8], strict: bool) -> usize {
+        let mut base = 0usize;
+        let mut size = self.count;
+        if size == 0 {
+            return 0;
+        }
+        // Branch-light binary search: the loop runs log2(count) times whatever the keys.
+        while size > 1 {
+            let half = size / 2;
+            let middle = base + half;
+            if Self::before(compare_keys(self.key(middle), key), strict) {
+                base = middle;
+            }
+            size -= half;
+        }
+        base + usize::from(Self::before(compare_keys(self.key(base), key), strict))
+    }
+
+    #[inline]
+    fn before(order: Ordering, strict: bool) -> bool {
+        order == Ordering::Less || (strict && order == Ordering::Equal)
+    }
+}
+
+/// What the reader expects of a page at a given place.
+pub(crate) struct Expect {
+    /// Absolute page number (for error reports).
+    pub page_number: u64,
+    /// Level-relative index (part of the checksum).
+    pub index: u64,
+    /// Level of the page (0 = leaf).
+    pub level: usize,
+    /// Pages in the level below (branch pages' children must be inside it).
+    pub children_available: u64,
+    /// Bytes of the large-value area.
+    pub large_len: u64,
+}
+
+/// Checks a page's checksum and that every field points inside the page (and, for a branch, inside
+/// the level below). After this, `PageRef` methods cannot index out of range.
+pub(crate) fn validate(bytes: &[u8], expect: &Expect) -> Result<()> {
+    let page = expect.page_number;
+    if read_u32(bytes, P_CHECKSUM) != page_checksum(expect.index, bytes) {
+        return corrupt(page, CorruptionKind::PageChecksum);
+    }
+    let kind = if expect.level == 0 {
+        KIND_LEAF
+    } else {
+        KIND_BRANCH
+    };
+    if bytes[P_KIND] != kind || usize::from(read_u16(bytes, P_LEVEL)) != expect.level {
+        return corrupt(page, CorruptionKind::PageKind);
+    }
+    let count = usize::from(read_u16(bytes, P_COUNT));
+    if kind == KIND_LEAF && count == 0 {
+        return corrupt(page, CorruptionKind::PageLayout("count"));
+    }
+    if kind == KIND_BRANCH {
+        let first_child = read_u64(bytes, P_FIRST_CHILD);
+        let end = first_child.checked_add(count as u64 + 1);
+        if end.map_or(true, |end| end > expect.children_available) {
+            return corrupt(page, CorruptionKind::PageLayout("first_child"));
+        }
+    }
+    match bytes[P_LAYOUT] {
+        LAYOUT_FIXED => validate_fixed(bytes, page, count, kind),
+        LAYOUT_SLOTTED => validate_slotted(bytes, page, count, kind, expect.large_len),
+        _ => corrupt(page, CorruptionKind::PageLayout("layout")),
+    }
+}
+
+fn validate_fixed(bytes: &[u8], page: u64, count: usize, kind: u8) -> Result<()> {
+    let key_len = usize::from(read_u16(bytes, P_KEY_LEN));
+    let value_len = usize::from(read_u16(bytes, P_VALUE_LEN));
+    let stride = usize::from(read_u16(bytes, P_STRIDE));
+    let value_offset = usize::from(read_u16(bytes, P_VALUE_OFFSET));
+    let data_start = usize::from(read_u16(bytes, P_DATA_START));
+    let layout = |field| corrupt(page, CorruptionKind::PageLayout(field));
+    if kind == KIND_BRANCH && value_len != 0 {
+        return layout("value_len");
+    }
+    if value_offset < key_len || value_offset + value_len > stride {
+        return layout("stride");
+    }
+    if data_start < PAGE_HEADER_LEN || data_start + count * stride > bytes.len() {
+        return layout("count");
+    }
+    Ok(())
+}
+
+fn validate_slotted(bytes: &[u8], page: u64, count: usize, kind: u8, large_len: u64) -> Result<()> {
+    let layout = |field| corrupt(page, CorruptionKind::PageLayout(field));
+    let slots_end = PAGE_HEADER_LEN + count * SLOT_LEN;
+    if slots_end > bytes.len() {
+        return layout("count");
+    }
+    for index in 0..count {
+        let at = usize::from(read_u16(bytes, PAGE_HEADER_LEN + index * SLOT_LEN));
+        if at < slots_end {
+            return layout("slot");
+        }
+        let Some((key_len, at)) = read_varint(bytes, at) else {
+            return layout("key_len");
+        };
+        let Some((word, at)) = read_varint(bytes, at) else {
+            return layout("value_len");
+        };
+        let large = word & 1 == 1;
+        if kind == KIND_BRANCH && word != 0 {
+            return layout("value_len");
+        }
+        let stored_len = if large {
+            LARGE_REF_LEN as u64
+        } else {
+            word >> 1
+        };
+        let end = (at as u64)
+            .saturating_add(key_len)
+            .saturating_add(stored_len);
+        if end > bytes.len() as u64 {
+            return layout("entry");
+        }
+        if large {
+            let value_at = at + key_len as usize;
+            let offset = read_u64(bytes, value_at);
+            if offset
+                .checked_add(word >> 1)
+                .map_or(true, |end| end > large_len)
+            {
+                return corrupt(page, CorruptionKind::LargeValue);
+            }
+        }
+    }
+    Ok(())
+}
