@@ -15,6 +15,7 @@
 //! Durability protocol (`finish(Durability::Durable)`), argued in `docs/bitable-format.md`:
 //! 1. write everything, header last, to `.NAME.PID-N.building` in the target directory;
 //! 2. fsync that file; 3. rename it to NAME; 4. fsync the directory.
+//!
 //! A crash before 3 leaves NAME untouched (the old table, or nothing); after 3 the name points at a
 //! file whose bytes were all stable before the rename. `NonDurable` skips 2 and 4.
 

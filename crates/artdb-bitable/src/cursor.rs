@@ -124,6 +124,9 @@ impl<'t> Cursor<'t> {
     }
 
     /// Moves to the next pair; from unpositioned, to the first. `false` past the last pair.
+    // The issue names the movement `next`/`prev`; a cursor is not an iterator (it moves both
+    // ways and reports errors), so the name is kept on purpose.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<bool> {
         if self.entry.is_none() {
             return self.first();

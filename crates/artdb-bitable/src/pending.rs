@@ -149,7 +149,7 @@ impl PendingPage {
                 stored_len: fixed.value_len,
                 value_word: (fixed.value_len as u64) << 1,
             };
-            self.lens.extend(std::iter::repeat_n(lens, self.count));
+            self.lens.extend(std::iter::repeat(lens).take(self.count));
         }
     }
 
