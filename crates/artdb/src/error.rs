@@ -1,0 +1,235 @@
+//! The one error type of the engine crate.
+//!
+//! Every fallible public function returns [`Result<T>`]. A variant holds the data tests and tools
+//! need; its `Display` is a sentence a user can act on. Corruption is reported where it is first
+//! seen, with the byte offset in the database file (`at`) and what was wrong (`kind`).
+
+use std::fmt;
+
+/// Result alias of the engine crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What was wrong with bytes read from the database file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CorruptionKind {
+    /// The file is shorter than its fixed header and superblocks.
+    FileTooShort,
+    /// The header's magic number is not artdb's: this is not an artdb database file.
+    BadMagic,
+    /// The header names a format version this build cannot read.
+    UnsupportedVersion(u32),
+    /// The header's checksum does not match its bytes.
+    HeaderChecksum,
+    /// A header field is out of range.
+    HeaderField(&'static str),
+    /// Neither superblock is valid (both checksums failed or both are malformed).
+    NoValidSuperblock,
+    /// A superblock field is out of range.
+    SuperblockField(&'static str),
+    /// A page's checksum does not match its bytes.
+    PageChecksum,
+    /// A page header is malformed (kind, length or generation out of range).
+    PageHeader(&'static str),
+    /// A node offset points outside the written part of the file or at a page header.
+    NodeOffset,
+    /// The catalog or space map blob is malformed or fails its checksum.
+    Metadata(&'static str),
+    /// The tree found a malformed persisted node image.
+    Node(String),
+    /// `verify` found a violated invariant.
+    Invariant(String),
+}
+
+/// The errors of artdb.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O call on the database file failed.
+    Io {
+        /// What the engine was doing (e.g. "sync", "write page").
+        op: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The database file is corrupt at byte offset `at`.
+    Corruption {
+        /// Byte offset in the database file where the problem was first seen.
+        at: u64,
+        /// What was wrong.
+        kind: CorruptionKind,
+    },
+    /// Another handle (in this or another process) holds the database file's lock.
+    Locked {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// The file to create already exists.
+    AlreadyExists {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// A key is longer than the limit.
+    KeyTooLarge {
+        /// Length of the key in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A value is longer than the limit.
+    ValueTooLarge {
+        /// Length of the value in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// No table of this name exists.
+    TableNotFound {
+        /// The table's name.
+        name: String,
+    },
+    /// A table of this name already exists.
+    TableExists {
+        /// The table's name.
+        name: String,
+    },
+    /// A table name is empty or too long.
+    InvalidTableName {
+        /// The rejected name.
+        name: String,
+    },
+    /// Bulk load input is not in strictly increasing key order.
+    Unsorted {
+        /// Zero-based index of the offending pair in the input.
+        index: u64,
+    },
+    /// Bulk load input repeats a key.
+    Duplicate {
+        /// Zero-based index of the offending pair in the input.
+        index: u64,
+    },
+    /// Bulk load needs an empty table.
+    TableNotEmpty {
+        /// The table's name.
+        name: String,
+    },
+    /// An earlier I/O failure left the file in an unknown state; writes are refused until the
+    /// database is reopened.
+    Poisoned,
+    /// A write conflicted with a concurrent transaction (reserved for the transaction layer).
+    Conflict,
+    /// The database file is larger than this build can address.
+    FileTooLarge {
+        /// Size in bytes that was needed.
+        len: u64,
+    },
+    /// An error from the tree that is not corruption (a programmer error surfaced as a value).
+    Tree(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { op, source } => write!(
+                f,
+                "I/O error during {op}: {source}; check the disk and free space, then reopen the database"
+            ),
+            Error::Corruption { at, kind } => write!(
+                f,
+                "the database file is corrupt at byte {at} ({kind}); restore it from a backup \
+                 (`artdb verify FILE` lists what is wrong)"
+            ),
+            Error::Locked { path } => write!(
+                f,
+                "{} is open in another process or handle; close that one first",
+                path.display()
+            ),
+            Error::AlreadyExists { path } => write!(
+                f,
+                "{} already exists; open it instead or choose another path",
+                path.display()
+            ),
+            Error::KeyTooLarge { len, max } => {
+                write!(f, "key of {len} bytes is longer than the limit of {max} bytes")
+            }
+            Error::ValueTooLarge { len, max } => {
+                write!(f, "value of {len} bytes is longer than the limit of {max} bytes")
+            }
+            Error::TableNotFound { name } => {
+                write!(f, "no table named {name:?}; create it first (tables: `artdb stats FILE`)")
+            }
+            Error::TableExists { name } => write!(f, "a table named {name:?} already exists"),
+            Error::InvalidTableName { name } => write!(
+                f,
+                "table name {name:?} is invalid: it must be 1 to {} bytes long",
+                crate::db::TABLE_NAME_LEN_MAX
+            ),
+            Error::Unsorted { index } => write!(
+                f,
+                "bulk load input is not sorted: pair {index} has a key smaller than the one \
+                 before it; sort the input or insert it in a write batch"
+            ),
+            Error::Duplicate { index } => write!(
+                f,
+                "bulk load input repeats a key at pair {index}; remove duplicates first"
+            ),
+            Error::TableNotEmpty { name } => write!(
+                f,
+                "bulk load needs an empty table but {name:?} has keys; use a write batch instead"
+            ),
+            Error::Poisoned => write!(
+                f,
+                "an earlier I/O error left the database file in an unknown state; writes are \
+                 refused until the database is reopened"
+            ),
+            Error::Conflict => write!(f, "the transaction conflicted with another; retry it"),
+            Error::FileTooLarge { len } => {
+                write!(f, "the database file would need {len} bytes, more than artdb can address")
+            }
+            Error::Tree(message) => write!(f, "tree error: {message}"),
+        }
+    }
+}
+
+impl fmt::Display for CorruptionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CorruptionKind::FileTooShort => write!(f, "file shorter than its header"),
+            CorruptionKind::BadMagic => write!(f, "not an artdb database file"),
+            CorruptionKind::UnsupportedVersion(v) => write!(f, "unsupported format version {v}"),
+            CorruptionKind::HeaderChecksum => write!(f, "header checksum mismatch"),
+            CorruptionKind::HeaderField(name) => write!(f, "header field {name} out of range"),
+            CorruptionKind::NoValidSuperblock => write!(f, "no valid superblock"),
+            CorruptionKind::SuperblockField(name) => {
+                write!(f, "superblock field {name} out of range")
+            }
+            CorruptionKind::PageChecksum => write!(f, "page checksum mismatch"),
+            CorruptionKind::PageHeader(what) => write!(f, "bad page header: {what}"),
+            CorruptionKind::NodeOffset => write!(f, "node offset outside the written file"),
+            CorruptionKind::Metadata(what) => write!(f, "bad metadata: {what}"),
+            CorruptionKind::Node(what) => write!(f, "bad node image: {what}"),
+            CorruptionKind::Invariant(what) => write!(f, "invariant violated: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// Shorthand for a corruption error.
+    pub(crate) fn corruption(at: u64, kind: CorruptionKind) -> Error {
+        Error::Corruption { at, kind }
+    }
+
+    /// Wraps an I/O error with what the engine was doing.
+    pub(crate) fn io(op: &'static str) -> impl FnOnce(std::io::Error) -> Error {
+        move |source| Error::Io { op, source }
+    }
+}

@@ -1,0 +1,328 @@
+//! format: the fixed header and the two superblocks at the start of the database file.
+//!
+//! Byte tables: docs/file-format.md#header and #superblock. All integers little-endian.
+//! The header (page 0) is written once, at create. The superblocks (pages 1 and 2) are written
+//! alternately by checkpoints: generation `g` goes to slot `g % 2`, so the slot being written
+//! never holds the newest durable superblock. At open the valid slot with the higher generation
+//! wins; a slot whose checksum or fields fail is ignored; two invalid slots are
+//! `Corruption { kind: NoValidSuperblock }`.
+//!
+//! Invariant: a superblock is written only after everything it names (node pages, catalog and
+//! space blobs) has been synced (see docs/recovery.md).
+
+use crate::error::{CorruptionKind, Error, Result};
+
+/// Size of a page in bytes: the unit of allocation, checksumming and verification.
+pub const PAGE_SIZE: u64 = 4096;
+/// Byte offset of the header (page 0).
+pub const HEADER_OFFSET: u64 = 0;
+/// Byte offsets of the two superblock slots (pages 1 and 2).
+pub const SUPERBLOCK_OFFSETS: [u64; 2] = [PAGE_SIZE, 2 * PAGE_SIZE];
+/// First page that holds data (node pages, extents, catalog and space blobs).
+pub const DATA_PAGE_FIRST: u64 = 3;
+/// Byte offset of the first data page.
+pub const DATA_OFFSET: u64 = DATA_PAGE_FIRST * PAGE_SIZE;
+
+/// Magic number at byte 0 of the file: "artdb" NUL "db".
+pub const HEADER_MAGIC: [u8; 8] = *b"artdb\0db";
+/// The file format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+// Header fields: (offset, length).
+const HEADER_MAGIC_AT: usize = 0;
+const HEADER_VERSION_AT: usize = 8;
+const HEADER_PAGE_SIZE_AT: usize = 12;
+const HEADER_FILE_ID_AT: usize = 16;
+const HEADER_CRC_AT: usize = 60;
+/// Bytes of the header that are written (the rest of page 0 is zero).
+pub const HEADER_LEN: usize = 64;
+const _: () = assert!(HEADER_CRC_AT + 4 == HEADER_LEN);
+const _: () = assert!(HEADER_FILE_ID_AT + 8 <= HEADER_CRC_AT);
+const _: () = assert!(HEADER_LEN as u64 <= PAGE_SIZE);
+
+/// Magic number at byte 0 of a superblock.
+pub const SUPERBLOCK_MAGIC: [u8; 8] = *b"artdbSB1";
+const SB_MAGIC_AT: usize = 0;
+const SB_FILE_ID_AT: usize = 8;
+const SB_GENERATION_AT: usize = 16;
+const SB_PAGE_COUNT_AT: usize = 24;
+const SB_CATALOG_OFFSET_AT: usize = 32;
+const SB_CATALOG_LEN_AT: usize = 40;
+const SB_CATALOG_CRC_AT: usize = 44;
+const SB_SPACE_OFFSET_AT: usize = 48;
+const SB_SPACE_LEN_AT: usize = 56;
+const SB_SPACE_CRC_AT: usize = 64;
+const SB_WAL_POSITION_AT: usize = 72;
+const SB_CRC_AT: usize = 124;
+/// Bytes of a superblock that are written (the rest of its page is zero).
+pub const SUPERBLOCK_LEN: usize = 128;
+const _: () = assert!(SB_CRC_AT + 4 == SUPERBLOCK_LEN);
+const _: () = assert!(SB_WAL_POSITION_AT + 8 <= SB_CRC_AT);
+const _: () = assert!(SB_SPACE_CRC_AT + 4 <= SB_WAL_POSITION_AT);
+
+/// The header: what kind of file this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// A random number chosen at create, repeated in each superblock, so a superblock copied
+    /// from another database file is not mistaken for this file's.
+    pub file_id: u64,
+}
+
+impl Header {
+    /// The header's bytes.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut bytes = [0u8; HEADER_LEN];
+        bytes[HEADER_MAGIC_AT..HEADER_MAGIC_AT + 8].copy_from_slice(&HEADER_MAGIC);
+        put_u32(&mut bytes, HEADER_VERSION_AT, FORMAT_VERSION);
+        put_u32(&mut bytes, HEADER_PAGE_SIZE_AT, PAGE_SIZE as u32);
+        put_u64(&mut bytes, HEADER_FILE_ID_AT, self.file_id);
+        let crc = crc32c::crc32c(&bytes[..HEADER_CRC_AT]);
+        put_u32(&mut bytes, HEADER_CRC_AT, crc);
+        bytes
+    }
+
+    /// Parses and checks the header.
+    pub fn decode(bytes: &[u8; HEADER_LEN]) -> Result<Header> {
+        let at = HEADER_OFFSET;
+        if bytes[HEADER_MAGIC_AT..HEADER_MAGIC_AT + 8] != HEADER_MAGIC {
+            return Err(Error::corruption(at, CorruptionKind::BadMagic));
+        }
+        if crc32c::crc32c(&bytes[..HEADER_CRC_AT]) != get_u32(bytes, HEADER_CRC_AT) {
+            return Err(Error::corruption(
+                at + HEADER_CRC_AT as u64,
+                CorruptionKind::HeaderChecksum,
+            ));
+        }
+        let version = get_u32(bytes, HEADER_VERSION_AT);
+        if version != FORMAT_VERSION {
+            return Err(Error::corruption(
+                at + HEADER_VERSION_AT as u64,
+                CorruptionKind::UnsupportedVersion(version),
+            ));
+        }
+        if u64::from(get_u32(bytes, HEADER_PAGE_SIZE_AT)) != PAGE_SIZE {
+            return Err(Error::corruption(
+                at + HEADER_PAGE_SIZE_AT as u64,
+                CorruptionKind::HeaderField("page_size"),
+            ));
+        }
+        Ok(Header {
+            file_id: get_u64(bytes, HEADER_FILE_ID_AT),
+        })
+    }
+}
+
+/// A blob of metadata (catalog or space map) stored in whole pages, checked by the CRC that the
+/// superblock holds for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlobRef {
+    /// Byte offset of the blob (page aligned; 0 = no blob).
+    pub offset: u64,
+    /// Length of the blob in bytes.
+    pub len: u64,
+    /// CRC32C of the blob's bytes.
+    pub crc: u32,
+}
+
+impl BlobRef {
+    /// Number of pages the blob occupies.
+    pub fn page_count(&self) -> u64 {
+        self.len.div_ceil(PAGE_SIZE)
+    }
+}
+
+/// A superblock: the root of one checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Superblock {
+    /// Same as the header's.
+    pub file_id: u64,
+    /// Checkpoint sequence number, starting at 1 for the superblock written at create.
+    pub generation: u64,
+    /// Number of pages (from the start of the file) this checkpoint may reference.
+    pub page_count: u64,
+    /// The catalog: table names and roots.
+    pub catalog: BlobRef,
+    /// The space map: the use of every page.
+    pub space: BlobRef,
+    /// Log position this checkpoint covers (0 until the write-ahead log exists).
+    pub wal_position: u64,
+}
+
+impl Superblock {
+    /// The slot that generation `generation` is written to.
+    pub fn slot(generation: u64) -> usize {
+        (generation % 2) as usize
+    }
+
+    /// The superblock's bytes.
+    pub fn encode(&self) -> [u8; SUPERBLOCK_LEN] {
+        let mut bytes = [0u8; SUPERBLOCK_LEN];
+        bytes[SB_MAGIC_AT..SB_MAGIC_AT + 8].copy_from_slice(&SUPERBLOCK_MAGIC);
+        put_u64(&mut bytes, SB_FILE_ID_AT, self.file_id);
+        put_u64(&mut bytes, SB_GENERATION_AT, self.generation);
+        put_u64(&mut bytes, SB_PAGE_COUNT_AT, self.page_count);
+        put_u64(&mut bytes, SB_CATALOG_OFFSET_AT, self.catalog.offset);
+        put_u32(&mut bytes, SB_CATALOG_LEN_AT, self.catalog.len as u32);
+        put_u32(&mut bytes, SB_CATALOG_CRC_AT, self.catalog.crc);
+        put_u64(&mut bytes, SB_SPACE_OFFSET_AT, self.space.offset);
+        put_u64(&mut bytes, SB_SPACE_LEN_AT, self.space.len);
+        put_u32(&mut bytes, SB_SPACE_CRC_AT, self.space.crc);
+        put_u64(&mut bytes, SB_WAL_POSITION_AT, self.wal_position);
+        let crc = crc32c::crc32c(&bytes[..SB_CRC_AT]);
+        put_u32(&mut bytes, SB_CRC_AT, crc);
+        bytes
+    }
+
+    /// Parses and checks the superblock in slot `slot` against the file's id and length.
+    pub fn decode(
+        bytes: &[u8; SUPERBLOCK_LEN],
+        slot: usize,
+        file_id: u64,
+        file_len: u64,
+    ) -> Result<Superblock> {
+        let at = SUPERBLOCK_OFFSETS[slot];
+        let field = |name| Error::corruption(at, CorruptionKind::SuperblockField(name));
+        if bytes[SB_MAGIC_AT..SB_MAGIC_AT + 8] != SUPERBLOCK_MAGIC {
+            return Err(field("magic"));
+        }
+        if crc32c::crc32c(&bytes[..SB_CRC_AT]) != get_u32(bytes, SB_CRC_AT) {
+            return Err(Error::corruption(
+                at + SB_CRC_AT as u64,
+                CorruptionKind::PageChecksum,
+            ));
+        }
+        let superblock = Superblock {
+            file_id: get_u64(bytes, SB_FILE_ID_AT),
+            generation: get_u64(bytes, SB_GENERATION_AT),
+            page_count: get_u64(bytes, SB_PAGE_COUNT_AT),
+            catalog: BlobRef {
+                offset: get_u64(bytes, SB_CATALOG_OFFSET_AT),
+                len: u64::from(get_u32(bytes, SB_CATALOG_LEN_AT)),
+                crc: get_u32(bytes, SB_CATALOG_CRC_AT),
+            },
+            space: BlobRef {
+                offset: get_u64(bytes, SB_SPACE_OFFSET_AT),
+                len: get_u64(bytes, SB_SPACE_LEN_AT),
+                crc: get_u32(bytes, SB_SPACE_CRC_AT),
+            },
+            wal_position: get_u64(bytes, SB_WAL_POSITION_AT),
+        };
+        if superblock.file_id != file_id {
+            return Err(field("file_id"));
+        }
+        if superblock.generation == 0 || Superblock::slot(superblock.generation) != slot {
+            return Err(field("generation"));
+        }
+        let pages_len = superblock
+            .page_count
+            .checked_mul(PAGE_SIZE)
+            .ok_or_else(|| field("page_count"))?;
+        if superblock.page_count < DATA_PAGE_FIRST || pages_len > file_len {
+            return Err(field("page_count"));
+        }
+        for blob in [superblock.catalog, superblock.space] {
+            let in_range = blob.offset % PAGE_SIZE == 0
+                && blob.offset >= DATA_OFFSET
+                && blob.len > 0
+                && blob
+                    .offset
+                    .checked_add(blob.len)
+                    .is_some_and(|end| end <= pages_len);
+            if !in_range {
+                return Err(field("blob"));
+            }
+        }
+        Ok(superblock)
+    }
+}
+
+pub(crate) fn put_u16(bytes: &mut [u8], at: usize, value: u16) {
+    bytes[at..at + 2].copy_from_slice(&value.to_le_bytes());
+}
+pub(crate) fn put_u32(bytes: &mut [u8], at: usize, value: u32) {
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+pub(crate) fn put_u64(bytes: &mut [u8], at: usize, value: u64) {
+    bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
+pub(crate) fn get_u16(bytes: &[u8], at: usize) -> u16 {
+    let mut word = [0u8; 2];
+    word.copy_from_slice(&bytes[at..at + 2]);
+    u16::from_le_bytes(word)
+}
+pub(crate) fn get_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut word = [0u8; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(word)
+}
+pub(crate) fn get_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(generation: u64) -> Superblock {
+        Superblock {
+            file_id: 7,
+            generation,
+            page_count: 10,
+            catalog: BlobRef {
+                offset: DATA_OFFSET,
+                len: 20,
+                crc: 1,
+            },
+            space: BlobRef {
+                offset: DATA_OFFSET + PAGE_SIZE,
+                len: 30,
+                crc: 2,
+            },
+            wal_position: 0,
+        }
+    }
+
+    #[test]
+    fn header_and_superblock_round_trip_and_every_byte_flip_is_caught() {
+        let header = Header { file_id: 99 };
+        let bytes = header.encode();
+        assert_eq!(Header::decode(&bytes).unwrap(), header);
+        for i in 0..HEADER_LEN {
+            let mut flipped = bytes;
+            flipped[i] ^= 0x10;
+            assert!(
+                matches!(Header::decode(&flipped), Err(Error::Corruption { .. })),
+                "byte {i}"
+            );
+        }
+        let superblock = sample(3);
+        let bytes = superblock.encode();
+        let file_len = 10 * PAGE_SIZE;
+        assert_eq!(
+            Superblock::decode(&bytes, 1, 7, file_len).unwrap(),
+            superblock
+        );
+        assert!(
+            Superblock::decode(&bytes, 0, 7, file_len).is_err(),
+            "wrong slot"
+        );
+        assert!(
+            Superblock::decode(&bytes, 1, 8, file_len).is_err(),
+            "wrong file"
+        );
+        assert!(
+            Superblock::decode(&bytes, 1, 7, file_len - 1).is_err(),
+            "file too short"
+        );
+        for i in 0..SUPERBLOCK_LEN {
+            let mut flipped = bytes;
+            flipped[i] ^= 0x01;
+            assert!(
+                Superblock::decode(&flipped, 1, 7, file_len).is_err(),
+                "byte {i}"
+            );
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! store: the database file. A fixed header, two superblocks written alternately, node pages,
+//! and per checkpoint two metadata blobs (the catalog of tables and the space map).
+//!
+//! ```text
+//!  page 0      page 1         page 2         page 3 ...
+//! +--------+--------------+--------------+----------------------------------------------+
+//! | header | superblock 0 | superblock 1 | node pages, extents, catalog and space blobs  |
+//! +--------+--------------+--------------+----------------------------------------------+
+//! ```
+//!
+//! Lifecycle of a checkpoint (one place: [`Store::begin_checkpoint`] then [`Store::commit`]):
+//! 1. `begin_checkpoint` promotes freed pages no one can reach any more and hands out a
+//!    [`PageWriter`], the sink the trees persist their heap nodes into (post-order);
+//! 2. `PageWriter::finish` writes the last pages and makes them readable in this process;
+//! 3. `commit` releases replaced nodes and the previous metadata (pending, not yet reusable),
+//!    writes the catalog and space blobs, **syncs**, writes the superblock of generation `g + 1`
+//!    into slot `(g + 1) % 2` (the slot not holding the newest durable superblock) and
+//!    **syncs** again. Only then is the new generation the durable one.
+//!
+//! Any I/O error during these steps poisons the store: the outcome on disk is unknown (a failed
+//! fsync may have dropped writes), so writes are refused until the database is reopened, which
+//! finds the newest valid superblock. docs/recovery.md argues each crash point.
+//!
+//! Open reads the header, both superblocks and the catalog blob, and maps the file: its cost does
+//! not depend on the size of the database. The space map is read at the first checkpoint.
+
+mod format;
+mod page;
+mod source;
+mod space;
+mod writer;
+
+pub use format::{BlobRef, Header, Superblock, DATA_OFFSET, PAGE_SIZE, SUPERBLOCK_OFFSETS};
+pub use page::{NODE_IMAGE_ALIGN, PACKED_IMAGE_LEN_MAX, PAGE_HEADER_LEN};
+pub use source::PageSource;
+pub use space::SpaceMap;
+pub use writer::{PageWriter, WriteCounts};
+
+use crate::error::{CorruptionKind, Error, Result};
+use crate::io::Storage;
+use format::{HEADER_LEN, SUPERBLOCK_LEN};
+use std::sync::Arc;
+
+/// Figures about the file for `stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Length of the file in bytes.
+    pub file_bytes: u64,
+    /// Pages up to the high-water mark.
+    pub page_count: u64,
+    /// Pages free for reuse now (`None` until the space map is loaded).
+    pub free_pages: Option<u64>,
+    /// Pages freed but still reachable by a snapshot or the previous superblock.
+    pub pending_pages: Option<u64>,
+    /// Generation of the newest durable checkpoint.
+    pub generation: u64,
+}
+
+/// The write side of the store (see the module docs). Owned by the database under its writer
+/// lock; readers go through the shared [`PageSource`].
+pub struct Store {
+    storage: Arc<dyn Storage>,
+    source: Arc<PageSource>,
+    header: Header,
+    durable: Superblock,
+    space: Option<SpaceMap>,
+    poisoned: bool,
+}
+
+impl Store {
+    /// Formats an empty `storage` as a database file and returns the store and its empty catalog
+    /// written as checkpoint generation 1.
+    pub fn create(storage: Arc<dyn Storage>, file_id: u64, catalog: &[u8]) -> Result<Store> {
+        let mut first_pages = vec![0u8; DATA_OFFSET as usize];
+        let header = Header { file_id };
+        first_pages[..HEADER_LEN].copy_from_slice(&header.encode());
+        storage
+            .write_at(0, &first_pages)
+            .map_err(Error::io("write the header"))?;
+        let source = Arc::new(PageSource::new(Arc::clone(&storage), DATA_OFFSET)?);
+        let durable = Superblock {
+            file_id,
+            generation: 0,
+            page_count: format::DATA_PAGE_FIRST,
+            catalog: BlobRef::default(),
+            space: BlobRef::default(),
+            wal_position: 0,
+        };
+        let mut store = Store {
+            storage,
+            source,
+            header,
+            durable,
+            space: Some(SpaceMap::new()),
+            poisoned: false,
+        };
+        store.begin_checkpoint(None)?.finish()?;
+        store.commit(catalog, std::iter::empty(), 0)?;
+        Ok(store)
+    }
+
+    /// Opens the database file in `storage`; returns the store and the catalog blob's bytes.
+    pub fn open(storage: Arc<dyn Storage>) -> Result<(Store, Vec<u8>)> {
+        let file_len = storage.len().map_err(Error::io("read the file length"))?;
+        if file_len < DATA_OFFSET {
+            return Err(Error::corruption(file_len, CorruptionKind::FileTooShort));
+        }
+        let mut header_bytes = [0u8; HEADER_LEN];
+        storage
+            .read_at(0, &mut header_bytes)
+            .map_err(Error::io("read the header"))?;
+        let header = Header::decode(&header_bytes)?;
+        let durable = Store::newest_superblock(&*storage, header.file_id, file_len)?;
+        let catalog = read_blob(&*storage, durable.catalog, "catalog checksum")?;
+        let source = Arc::new(PageSource::new(
+            Arc::clone(&storage),
+            durable.page_count * PAGE_SIZE,
+        )?);
+        let store = Store {
+            storage,
+            source,
+            header,
+            durable,
+            space: None,
+            poisoned: false,
+        };
+        Ok((store, catalog))
+    }
+
+    fn newest_superblock(storage: &dyn Storage, file_id: u64, file_len: u64) -> Result<Superblock> {
+        let mut newest: Option<Superblock> = None;
+        for (slot, &offset) in SUPERBLOCK_OFFSETS.iter().enumerate() {
+            let mut bytes = [0u8; SUPERBLOCK_LEN];
+            storage
+                .read_at(offset, &mut bytes)
+                .map_err(Error::io("read a superblock"))?;
+            if let Ok(candidate) = Superblock::decode(&bytes, slot, file_id, file_len) {
+                if newest.map_or(true, |best| candidate.generation > best.generation) {
+                    newest = Some(candidate);
+                }
+            }
+        }
+        newest.ok_or(Error::corruption(
+            SUPERBLOCK_OFFSETS[0],
+            CorruptionKind::NoValidSuperblock,
+        ))
+    }
+
+    /// The read side, shared with every tree.
+    pub fn source(&self) -> &Arc<PageSource> {
+        &self.source
+    }
+
+    /// The newest durable superblock.
+    pub fn durable(&self) -> &Superblock {
+        &self.durable
+    }
+
+    /// Refuses writes after an I/O failure of unknown outcome.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::Poisoned);
+        }
+        Ok(())
+    }
+
+    /// Marks the store as refusing writes until reopened (see the module docs).
+    pub fn poison(&mut self) {
+        self.poisoned = true;
+    }
+
+    /// Whether an I/O failure poisoned the store.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    fn space(&mut self) -> Result<&mut SpaceMap> {
+        if self.space.is_none() {
+            let bytes = read_blob(&*self.storage, self.durable.space, "space map checksum")?;
+            let map = SpaceMap::decode(&bytes, self.durable.space.offset, self.durable.page_count)?;
+            self.space = Some(map);
+        }
+        // ok: set just above when it was None.
+        self.space.as_mut().ok_or(Error::Poisoned)
+    }
+
+    /// The space map (loaded on first use).
+    pub fn space_map(&mut self) -> Result<&SpaceMap> {
+        Ok(&*self.space()?)
+    }
+
+    /// Step 1 of a checkpoint or bulk load: a sink for node images (see the module docs).
+    /// `pinned_epoch_min` is the smallest epoch of a live snapshot.
+    pub fn begin_checkpoint(&mut self, pinned_epoch_min: Option<u64>) -> Result<PageWriter<'_>> {
+        self.check_writable()?;
+        let generation = self.durable.generation + 1;
+        if self.space.is_none() {
+            self.space()?;
+        }
+        let storage = &*self.storage;
+        let source = &*self.source;
+        let space = self.space.as_mut().ok_or(Error::Poisoned)?;
+        space.begin_checkpoint(pinned_epoch_min);
+        Ok(PageWriter::new(space, storage, source, generation))
+    }
+
+    /// A sink for a bulk load, without promoting pending pages (a checkpoint follows it).
+    pub fn begin_bulk(&mut self) -> Result<PageWriter<'_>> {
+        self.check_writable()?;
+        let generation = self.durable.generation + 1;
+        if self.space.is_none() {
+            self.space()?;
+        }
+        let storage = &*self.storage;
+        let source = &*self.source;
+        let space = self.space.as_mut().ok_or(Error::Poisoned)?;
+        Ok(PageWriter::new(space, storage, source, generation))
+    }
+
+    /// Step 3 of a checkpoint: releases `released` node offsets with `epoch`, writes the catalog
+    /// and space blobs, syncs, writes the next superblock, syncs. Poisons the store on failure.
+    pub fn commit(
+        &mut self,
+        catalog: &[u8],
+        released: impl IntoIterator<Item = u64>,
+        epoch: u64,
+    ) -> Result<Superblock> {
+        self.check_writable()?;
+        let result = self.commit_inner(catalog, released, epoch);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    fn commit_inner(
+        &mut self,
+        catalog: &[u8],
+        released: impl IntoIterator<Item = u64>,
+        epoch: u64,
+    ) -> Result<Superblock> {
+        let previous = self.durable;
+        let space = self.space()?;
+        for offset in released {
+            space.release_node(offset, epoch)?;
+        }
+        for blob in [previous.catalog, previous.space] {
+            if blob.offset != 0 {
+                space.release_meta(blob.offset / PAGE_SIZE, blob.page_count());
+            }
+        }
+        let catalog_pages = (catalog.len() as u64).div_ceil(PAGE_SIZE).max(1);
+        let catalog_first = space.allocate(catalog_pages, 0);
+        space.add_meta(catalog_first, catalog_pages);
+        let (space_first, space_bytes) = allocate_space_blob(space);
+        let page_count = space.page_count();
+        let catalog_ref = BlobRef {
+            offset: catalog_first * PAGE_SIZE,
+            len: catalog.len() as u64,
+            crc: crc32c::crc32c(catalog),
+        };
+        let space_ref = BlobRef {
+            offset: space_first * PAGE_SIZE,
+            len: space_bytes.len() as u64,
+            crc: crc32c::crc32c(&space_bytes),
+        };
+        let storage = &*self.storage;
+        storage
+            .write_at(catalog_ref.offset, catalog)
+            .map_err(Error::io("write the catalog"))?;
+        storage
+            .write_at(space_ref.offset, &space_bytes)
+            .map_err(Error::io("write the space map"))?;
+        let file_len = storage.len().map_err(Error::io("read the file length"))?;
+        if file_len < page_count * PAGE_SIZE {
+            storage
+                .set_len(page_count * PAGE_SIZE)
+                .map_err(Error::io("extend the file"))?;
+        }
+        storage
+            .sync()
+            .map_err(Error::io("sync the checkpoint's pages"))?;
+        let superblock = Superblock {
+            file_id: self.header.file_id,
+            generation: previous.generation + 1,
+            page_count,
+            catalog: catalog_ref,
+            space: space_ref,
+            wal_position: previous.wal_position,
+        };
+        let slot = Superblock::slot(superblock.generation);
+        storage
+            .write_at(SUPERBLOCK_OFFSETS[slot], &superblock.encode())
+            .map_err(Error::io("write the superblock"))?;
+        storage.sync().map_err(Error::io("sync the superblock"))?;
+        self.source.publish_data_end(page_count * PAGE_SIZE);
+        self.durable = superblock;
+        Ok(superblock)
+    }
+
+    /// Figures about the file.
+    pub fn stats(&self) -> Result<StoreStats> {
+        Ok(StoreStats {
+            file_bytes: self
+                .storage
+                .len()
+                .map_err(Error::io("read the file length"))?,
+            page_count: self.durable.page_count,
+            free_pages: self.space.as_ref().map(SpaceMap::free_pages),
+            pending_pages: self.space.as_ref().map(SpaceMap::pending_pages),
+            generation: self.durable.generation,
+        })
+    }
+
+    /// Checks every page the space map says holds nodes, and both metadata blobs; returns the
+    /// problems found (empty = fine).
+    pub fn verify_pages(&mut self) -> Result<Vec<Error>> {
+        let mut problems = Vec::new();
+        for blob in [self.durable.catalog, self.durable.space] {
+            if let Err(error) = read_blob(&*self.storage, blob, "metadata checksum") {
+                problems.push(error);
+            }
+        }
+        let entries = self.space()?.entries().to_vec();
+        for (page, &entry) in entries.iter().enumerate() {
+            let holds_nodes = entry != space::FREE && entry <= space::NODES_PER_PAGE_MAX;
+            if page as u64 >= format::DATA_PAGE_FIRST && holds_nodes {
+                if let Err(error) = self.source.check_page(page as u64) {
+                    problems.push(error);
+                }
+            }
+        }
+        Ok(problems)
+    }
+}
+
+/// Allocates the space blob's pages; the blob describes its own pages, so its size is computed
+/// after its allocation and the allocation retried if the map grew past it.
+fn allocate_space_blob(space: &mut SpaceMap) -> (u64, Vec<u8>) {
+    let mut pages = SpaceMap::blob_len(space.page_count() + 1).div_ceil(PAGE_SIZE);
+    loop {
+        let first = space.allocate(pages, 0);
+        space.add_meta(first, pages);
+        let bytes = space.encode();
+        if bytes.len() as u64 <= pages * PAGE_SIZE {
+            return (first, bytes);
+        }
+        space.unallocate(first..first + pages);
+        pages = SpaceMap::blob_len(space.page_count() + pages + 1).div_ceil(PAGE_SIZE);
+    }
+}
+
+fn read_blob(storage: &dyn Storage, blob: BlobRef, what: &'static str) -> Result<Vec<u8>> {
+    let mut bytes = vec![0u8; blob.len as usize];
+    storage
+        .read_at(blob.offset, &mut bytes)
+        .map_err(Error::io("read a metadata blob"))?;
+    if crc32c::crc32c(&bytes) != blob.crc {
+        return Err(Error::corruption(
+            blob.offset,
+            CorruptionKind::Metadata(what),
+        ));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,334 @@
+//! space: the use of every page of the file, and the allocator that reuses freed pages.
+//!
+//! One `u16` per page: `FREE`, a live node count (a packed page, or 1 for an extent's first
+//! page), `EXTENT_TAIL` (a later page of an extent, freed with its first page), `META` (a page of
+//! the newest checkpoint's catalog or space blob) or `RESERVED` (header and superblocks).
+//!
+//! Reuse rule (docs/recovery.md#space-reuse): a page whose last node was released by checkpoint
+//! `g` is still reachable from the durable superblock `g - 1` until superblock `g` is synced, and
+//! from any snapshot taken before that checkpoint. So it goes to a pending list tagged with the
+//! checkpoint's *epoch*, and becomes allocatable at the start of a later checkpoint once no live
+//! snapshot was taken at or before that epoch. Meta pages of checkpoint `g - 1` are freed by
+//! checkpoint `g` and reusable from checkpoint `g + 1` on (no snapshot reads them).
+//!
+//! Ordering: the tree requires a persisted child to lie at a smaller offset than its parent (this
+//! bounds every descent over file data). The allocator therefore takes a lowest page: the writer
+//! asks for the lowest free run at or above the page after the image's largest child offset
+//! (docs/file-format.md#ordering).
+
+use super::format::{get_u16, get_u64, put_u16, put_u64, DATA_PAGE_FIRST, PAGE_SIZE};
+use crate::error::{CorruptionKind, Error, Result};
+use std::collections::BTreeSet;
+
+/// A free page.
+pub const FREE: u16 = 0;
+/// A later page of an extent.
+pub const EXTENT_TAIL: u16 = 0xFFFE;
+/// A page of the newest checkpoint's catalog or space blob.
+pub const META: u16 = 0xFFFD;
+/// The header and superblock pages.
+pub const RESERVED: u16 = 0xFFFC;
+/// Most nodes a packed page can hold (each image is at least 8 bytes).
+pub const NODES_PER_PAGE_MAX: u16 = (PAGE_SIZE / 8) as u16;
+const _: () = assert!(NODES_PER_PAGE_MAX < RESERVED);
+
+const SPACE_MAGIC: [u8; 4] = *b"SPCE";
+const SPACE_PAGE_COUNT_AT: usize = 8;
+/// Bytes before the per-page entries in a space blob.
+pub const SPACE_BLOB_HEADER_LEN: usize = 16;
+
+/// The space map and allocator (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SpaceMap {
+    counts: Vec<u16>,
+    free: BTreeSet<u64>,
+    pending_nodes: Vec<(u64, Vec<u64>)>,
+    pending_meta: Vec<u64>,
+}
+
+impl SpaceMap {
+    /// The space map of a new file: only the header and superblocks.
+    pub fn new() -> SpaceMap {
+        SpaceMap {
+            counts: vec![RESERVED; DATA_PAGE_FIRST as usize],
+            free: BTreeSet::new(),
+            pending_nodes: Vec::new(),
+            pending_meta: Vec::new(),
+        }
+    }
+
+    /// Pages in the file's used range (the high-water mark).
+    pub fn page_count(&self) -> u64 {
+        self.counts.len() as u64
+    }
+
+    /// Entry of `page` (`FREE` past the end).
+    pub fn entry(&self, page: u64) -> u16 {
+        self.counts.get(page as usize).copied().unwrap_or(FREE)
+    }
+
+    /// Pages free now (allocatable).
+    pub fn free_pages(&self) -> u64 {
+        self.free.len() as u64
+    }
+
+    /// Pages freed but waiting for snapshots or the next checkpoint.
+    pub fn pending_pages(&self) -> u64 {
+        self.pending_nodes
+            .iter()
+            .map(|(_, pages)| pages.len() as u64)
+            .sum::<u64>()
+            + self.pending_meta.len() as u64
+    }
+
+    /// Starts a checkpoint: promotes pending pages that no snapshot pinned at or before their
+    /// epoch can reach (`pinned_epoch_min` = the smallest epoch of a live snapshot, if any) and
+    /// leaves the rest pending.
+    pub fn begin_checkpoint(&mut self, pinned_epoch_min: Option<u64>) {
+        let meta = std::mem::take(&mut self.pending_meta);
+        self.free.extend(meta);
+        let mut kept = Vec::new();
+        for (epoch, pages) in std::mem::take(&mut self.pending_nodes) {
+            if pinned_epoch_min.map_or(true, |pinned| pinned > epoch) {
+                self.free.extend(pages);
+            } else {
+                kept.push((epoch, pages));
+            }
+        }
+        self.pending_nodes = kept;
+    }
+
+    /// Allocates `pages` consecutive pages, the lowest free run at or above `page_min`, else at
+    /// the end of the file; returns the first page.
+    pub fn allocate(&mut self, pages: u64, page_min: u64) -> u64 {
+        debug_assert!(pages > 0, "allocation of zero pages");
+        let page_min = page_min.max(DATA_PAGE_FIRST);
+        let first = self.find_free_run(pages, page_min).unwrap_or_else(|| {
+            let first = self.page_count().max(page_min);
+            for gap in self.page_count()..first {
+                self.free.insert(gap);
+            }
+            self.counts.resize((first + pages) as usize, FREE);
+            first
+        });
+        for page in first..first + pages {
+            self.free.remove(&page);
+        }
+        first
+    }
+
+    fn find_free_run(&self, pages: u64, page_min: u64) -> Option<u64> {
+        let mut run_first = 0;
+        let mut run_len = 0;
+        for &page in self.free.range(page_min..) {
+            if run_len > 0 && page == run_first + run_len {
+                run_len += 1;
+            } else {
+                run_first = page;
+                run_len = 1;
+            }
+            if run_len == pages {
+                return Some(run_first);
+            }
+        }
+        None
+    }
+
+    /// Marks an allocated page as holding one more node.
+    pub fn add_node(&mut self, page: u64) {
+        let entry = &mut self.counts[page as usize];
+        debug_assert!(
+            *entry < NODES_PER_PAGE_MAX,
+            "page {page} entry {entry} cannot take a node"
+        );
+        *entry += 1;
+    }
+
+    /// Marks pages `first..first + pages` as an extent holding one node.
+    pub fn add_extent(&mut self, first: u64, pages: u64) {
+        self.counts[first as usize] = 1;
+        for page in first + 1..first + pages {
+            self.counts[page as usize] = EXTENT_TAIL;
+        }
+    }
+
+    /// Marks pages as the newest checkpoint's metadata.
+    pub fn add_meta(&mut self, first: u64, pages: u64) {
+        for page in first..first + pages {
+            self.counts[page as usize] = META;
+        }
+    }
+
+    /// Returns allocated pages that were never published (a failed bulk load) to the free set.
+    pub fn unallocate(&mut self, pages: impl IntoIterator<Item = u64>) {
+        for page in pages {
+            if let Some(entry) = self.counts.get_mut(page as usize) {
+                *entry = FREE;
+                self.free.insert(page);
+            }
+        }
+    }
+
+    /// Frees the meta pages of the previous checkpoint (reusable from the next checkpoint on).
+    pub fn release_meta(&mut self, first: u64, pages: u64) {
+        for page in first..first + pages {
+            if self.entry(page) == META {
+                self.counts[page as usize] = FREE;
+                self.pending_meta.push(page);
+            }
+        }
+    }
+
+    /// Releases the node at byte `offset`; pages whose last node goes are pending with `epoch`.
+    pub fn release_node(&mut self, offset: u64, epoch: u64) -> Result<()> {
+        let page = offset / PAGE_SIZE;
+        let entry = self.entry(page);
+        if entry == FREE || entry > NODES_PER_PAGE_MAX {
+            return Err(Error::corruption(
+                offset,
+                CorruptionKind::Invariant(format!(
+                    "released a node in page {page} whose space entry is {entry:#x}"
+                )),
+            ));
+        }
+        self.counts[page as usize] = entry - 1;
+        if entry == 1 {
+            let mut freed = vec![page];
+            let mut tail = page + 1;
+            while self.entry(tail) == EXTENT_TAIL {
+                self.counts[tail as usize] = FREE;
+                freed.push(tail);
+                tail += 1;
+            }
+            match self.pending_nodes.last_mut() {
+                Some((last, pages)) if *last == epoch => pages.extend(freed),
+                _ => self.pending_nodes.push((epoch, freed)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The space blob's length in bytes for `page_count` pages.
+    pub fn blob_len(page_count: u64) -> u64 {
+        SPACE_BLOB_HEADER_LEN as u64 + 2 * page_count
+    }
+
+    /// The space blob (docs/file-format.md#space-blob). Pending pages are stored as free: after
+    /// a reopen no snapshot can reach them.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = vec![0u8; Self::blob_len(self.page_count()) as usize];
+        bytes[..4].copy_from_slice(&SPACE_MAGIC);
+        put_u64(&mut bytes, SPACE_PAGE_COUNT_AT, self.page_count());
+        for (page, &entry) in self.counts.iter().enumerate() {
+            put_u16(&mut bytes, SPACE_BLOB_HEADER_LEN + 2 * page, entry);
+        }
+        bytes
+    }
+
+    /// Parses a space blob read from byte `at`; `page_count` is the superblock's.
+    pub fn decode(bytes: &[u8], at: u64, page_count: u64) -> Result<SpaceMap> {
+        let bad = |what| Error::corruption(at, CorruptionKind::Metadata(what));
+        if bytes.len() < SPACE_BLOB_HEADER_LEN || bytes[..4] != SPACE_MAGIC {
+            return Err(bad("space blob magic"));
+        }
+        if get_u64(bytes, SPACE_PAGE_COUNT_AT) != page_count
+            || bytes.len() as u64 != Self::blob_len(page_count)
+        {
+            return Err(bad("space blob page count"));
+        }
+        let mut map = SpaceMap::new();
+        map.counts.clear();
+        for page in 0..page_count {
+            let entry = get_u16(bytes, SPACE_BLOB_HEADER_LEN + 2 * page as usize);
+            let valid = match entry {
+                RESERVED => page < DATA_PAGE_FIRST,
+                _ if page < DATA_PAGE_FIRST => false,
+                EXTENT_TAIL => {
+                    page > 0
+                        && matches!(map.counts.last(), Some(&previous) if previous == 1 || previous == EXTENT_TAIL)
+                }
+                META | FREE => true,
+                count => count <= NODES_PER_PAGE_MAX,
+            };
+            if !valid {
+                return Err(bad("space blob entry"));
+            }
+            if entry == FREE {
+                map.free.insert(page);
+            }
+            map.counts.push(entry);
+        }
+        Ok(map)
+    }
+
+    /// Pages per entry kind: (free, nodes, extent tails, meta) for stats.
+    pub fn census(&self) -> (u64, u64, u64, u64) {
+        let mut census = (0, 0, 0, 0);
+        for &entry in &self.counts[DATA_PAGE_FIRST as usize..] {
+            match entry {
+                FREE => census.0 += 1,
+                EXTENT_TAIL => census.2 += 1,
+                META => census.3 += 1,
+                _ => census.1 += 1,
+            }
+        }
+        census
+    }
+
+    /// Node count per page, for `verify` to compare with what the trees reach.
+    pub fn entries(&self) -> &[u16] {
+        &self.counts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocation_respects_the_minimum_and_reuse_waits_for_pins() {
+        let mut map = SpaceMap::new();
+        map.begin_checkpoint(None);
+        let a = map.allocate(1, 0);
+        let b = map.allocate(3, 0);
+        let c = map.allocate(1, 0);
+        assert!(a < b && b + 3 <= c);
+        map.add_node(a);
+        map.add_node(a);
+        map.add_extent(b, 3);
+        map.add_node(c);
+        map.release_node(a * PAGE_SIZE + 24, 5).unwrap();
+        assert_eq!(map.entry(a), 1);
+        map.release_node(a * PAGE_SIZE + 64, 5).unwrap();
+        map.release_node(b * PAGE_SIZE + 24, 5).unwrap();
+        assert!(
+            map.release_node(b * PAGE_SIZE + 24, 5).is_err(),
+            "double release"
+        );
+        assert_eq!(map.pending_pages(), 4);
+        map.begin_checkpoint(Some(5));
+        assert_eq!(map.free_pages(), 0, "a snapshot of epoch 5 pins them");
+        map.begin_checkpoint(Some(6));
+        assert_eq!(map.free_pages(), 4);
+        assert_eq!(
+            map.allocate(1, b + 1),
+            b + 1,
+            "lowest free page at or above the minimum"
+        );
+        map.unallocate([b + 1]);
+        assert_eq!(
+            map.allocate(3, 0),
+            a,
+            "the freed page and extent are reused as one run"
+        );
+        assert_eq!(
+            map.allocate(1, c + 5),
+            c + 5,
+            "past the end, leaving a free gap"
+        );
+        assert_eq!(map.allocate(1, 0), b + 2, "lowest first");
+        assert_eq!(map.allocate(1, 0), c + 1, "then the gap");
+        let decoded = SpaceMap::decode(&map.encode(), 0, map.page_count()).unwrap();
+        assert_eq!(decoded.entries(), map.entries());
+    }
+}
