@@ -17,7 +17,9 @@ fn workspace_root() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -52,7 +54,10 @@ const ALLOWED_LAYERS: &[(&str, &[&str])] = &[
 fn crates_depend_only_on_lower_layers() {
     let mut problems = Vec::new();
     for (crate_name, allowed) in ALLOWED_LAYERS {
-        let manifest = workspace_root().join("crates").join(crate_name).join("Cargo.toml");
+        let manifest = workspace_root()
+            .join("crates")
+            .join(crate_name)
+            .join("Cargo.toml");
         let text = fs::read_to_string(&manifest).unwrap_or_default();
         let mut section = String::new();
         for line in text.lines() {
@@ -66,11 +71,17 @@ fn crates_depend_only_on_lower_layers() {
             }
             let dep = line.split(['=', '.', ' ']).next().unwrap_or("").trim();
             if dep.starts_with("artdb") && !allowed.contains(&dep) {
-                problems.push(format!("{crate_name} depends on {dep}, a layer it must not name"));
+                problems.push(format!(
+                    "{crate_name} depends on {dep}, a layer it must not name"
+                ));
             }
         }
     }
-    assert!(problems.is_empty(), "layering violations:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "layering violations:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -78,21 +89,38 @@ fn only_the_io_module_touches_files() {
     let engine = workspace_root().join("crates/artdb/src");
     let mut files = Vec::new();
     rust_files(&engine, &mut files);
-    let forbidden = ["File::open", "File::create", "OpenOptions", "sync_all", "sync_data", "Mmap"];
+    let forbidden = [
+        "File::open",
+        "File::create",
+        "OpenOptions",
+        "sync_all",
+        "sync_data",
+        "Mmap",
+    ];
     let mut problems = Vec::new();
     for file in files {
-        let relative = file.strip_prefix(&engine).unwrap_or(&file).to_string_lossy().to_string();
+        let relative = file
+            .strip_prefix(&engine)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .to_string();
         if relative == "io.rs" || relative.starts_with("io/") {
             continue;
         }
         let text = fs::read_to_string(&file).unwrap_or_default();
         for word in forbidden {
             if text.contains(word) {
-                problems.push(format!("crates/artdb/src/{relative} uses {word} outside io"));
+                problems.push(format!(
+                    "crates/artdb/src/{relative} uses {word} outside io"
+                ));
             }
         }
     }
-    assert!(problems.is_empty(), "I/O outside the io seam:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "I/O outside the io seam:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -103,7 +131,11 @@ fn ignored_tests_say_why() {
         for (number, line) in text.lines().enumerate() {
             let trimmed = line.trim();
             if trimmed.starts_with("#[ignore]") {
-                problems.push(format!("{}:{}: #[ignore] without a reason", file.display(), number + 1));
+                problems.push(format!(
+                    "{}:{}: #[ignore] without a reason",
+                    file.display(),
+                    number + 1
+                ));
             }
         }
     }
@@ -117,7 +149,11 @@ fn sources_are_ascii() {
         let text = fs::read_to_string(&file).unwrap_or_default();
         for (number, line) in text.lines().enumerate() {
             if !line.is_ascii() {
-                problems.push(format!("{}:{}: non-ASCII character", file.display(), number + 1));
+                problems.push(format!(
+                    "{}:{}: non-ASCII character",
+                    file.display(),
+                    number + 1
+                ));
             }
         }
     }
