@@ -1,0 +1,549 @@
+//! Node images: the common header, the four inner kinds (a file each), leaves, and the one place
+//! where a node changes kind (grow, shrink, re-prefix).
+//!
+//! Every node is a fixed little-endian byte image made only of `u8` arrays (alignment 1, no
+//! padding, no pointers other than child words), so the same struct views a heap allocation and a
+//! persisted image in a read-only memory map. Heap images are allocated 8-byte aligned.
+//!
+//! Header (32 bytes, at offset 0 of every inner node):
+//!
+//! | offset | size | field        | meaning                                                    |
+//! |--------|------|--------------|------------------------------------------------------------|
+//! | 0      | 1    | kind         | 1 Node4, 2 Node16, 3 Node48, 4 Node256 (5 is a leaf)       |
+//! | 1      | 1    | flags        | reserved, 0                                                |
+//! | 2      | 2    | count        | number of children (u16 LE)                                |
+//! | 4      | 2    | prefix_len   | compressed prefix length in bytes (u16 LE)                 |
+//! | 6      | 2    | depth        | key bytes consumed above this node (u16 LE)                |
+//! | 8      | 8    | version      | tree version that created this heap node; 0 when persisted |
+//! | 16     | 8    | value        | child word of the key that ends at this node (0 = none)    |
+//! | 24     | 8    | prefix       | the prefix when `prefix_len <= 8`                          |
+//!
+//! A prefix longer than 8 bytes is stored whole after the kind's fixed body, padded to 8 bytes
+//! ("full prefix" path compression: no optimistic skipping, because inline values carry no key
+//! to check against). Invariants (checked by `verify`):
+//! 1. `count` fits the kind: Node4 1..=4, Node16 4..=16, Node48 13..=48, Node256 37..=256 for
+//!    nodes shaped by inserts and removes (bulk-built nodes use the smallest kind that fits);
+//! 2. Node4/Node16 keys are sorted and distinct; Node48 index entries name distinct used slots;
+//! 3. `count + (value != 0) >= 2` (a node with one entry is collapsed into its parent's slot);
+//! 4. `depth + prefix_len < KEY_LEN_MAX` and `depth` equals the key bytes consumed above.
+
+mod leaf;
+mod node16;
+mod node256;
+mod node4;
+mod node48;
+pub(crate) mod search;
+
+pub(crate) use leaf::{alloc_leaf, free_heap_leaf, heap_leaf, leaf_image_len, LeafRef};
+pub(crate) use node16::Node16;
+pub(crate) use node256::Node256;
+pub(crate) use node4::Node4;
+pub(crate) use node48::Node48;
+
+use crate::raw::{self, Image};
+
+/// Kind byte of a Node4.
+pub(crate) const KIND_NODE4: u8 = 1;
+/// Kind byte of a Node16.
+pub(crate) const KIND_NODE16: u8 = 2;
+/// Kind byte of a Node48.
+pub(crate) const KIND_NODE48: u8 = 3;
+/// Kind byte of a Node256.
+pub(crate) const KIND_NODE256: u8 = 4;
+/// Kind byte of a leaf.
+pub(crate) const KIND_LEAF: u8 = 5;
+
+/// Children a Node4 holds.
+pub const NODE4_CAPACITY: usize = 4;
+/// Children a Node16 holds.
+pub const NODE16_CAPACITY: usize = 16;
+/// Children a Node48 holds.
+pub const NODE48_CAPACITY: usize = 48;
+/// Children a Node256 holds.
+pub const NODE256_CAPACITY: usize = 256;
+/// A Node16 left with this many children or fewer after a removal becomes a Node4. Growing
+/// happens at 5, shrinking at 3: one key inserted and removed at the boundary does not thrash.
+pub const NODE16_SHRINK_COUNT: usize = 3;
+/// A Node48 left with this many children or fewer becomes a Node16 (grows at 17).
+pub const NODE48_SHRINK_COUNT: usize = 12;
+/// A Node256 left with this many children or fewer becomes a Node48 (grows at 49).
+pub const NODE256_SHRINK_COUNT: usize = 36;
+
+/// Bytes of the common header.
+pub(crate) const HEADER_LEN: usize = 32;
+/// Longest prefix kept in the header; longer ones go after the body.
+pub(crate) const PREFIX_INLINE_LEN_MAX: usize = 8;
+
+/// The common header of inner nodes (see the table above).
+#[repr(C)]
+pub(crate) struct Header {
+    pub kind: u8,
+    pub flags: u8,
+    count: [u8; 2],
+    prefix_len: [u8; 2],
+    depth: [u8; 2],
+    version: [u8; 8],
+    /// Child word of the key that ends at this node.
+    pub value: [u8; 8],
+    prefix: [u8; 8],
+}
+// SAFETY: repr(C), only u8 and u8 arrays.
+unsafe impl Image for Header {}
+const _: () = assert!(core::mem::size_of::<Header>() == HEADER_LEN);
+const _: () = assert!(core::mem::offset_of!(Header, version) == 8);
+const _: () = assert!(core::mem::offset_of!(Header, value) == 16);
+const _: () = assert!(core::mem::offset_of!(Header, prefix) == 24);
+
+impl Header {
+    #[inline]
+    pub fn count(&self) -> usize {
+        u16::from_le_bytes(self.count) as usize
+    }
+    #[inline]
+    pub fn set_count(&mut self, count: usize) {
+        self.count = (count as u16).to_le_bytes();
+    }
+    #[inline]
+    pub fn prefix_len(&self) -> usize {
+        u16::from_le_bytes(self.prefix_len) as usize
+    }
+    #[inline]
+    pub fn depth(&self) -> usize {
+        u16::from_le_bytes(self.depth) as usize
+    }
+    #[inline]
+    pub fn version(&self) -> u64 {
+        u64::from_le_bytes(self.version)
+    }
+    #[inline]
+    pub fn set_version(&mut self, version: u64) {
+        self.version = version.to_le_bytes();
+    }
+}
+
+/// Size of a kind's fixed body (header included); `None` for unknown kinds.
+#[inline]
+pub(crate) fn body_len(kind: u8) -> Option<usize> {
+    match kind {
+        KIND_NODE4 => Some(core::mem::size_of::<Node4>()),
+        KIND_NODE16 => Some(core::mem::size_of::<Node16>()),
+        KIND_NODE48 => Some(core::mem::size_of::<Node48>()),
+        KIND_NODE256 => Some(core::mem::size_of::<Node256>()),
+        _ => None,
+    }
+}
+
+/// Capacity of a kind.
+pub(crate) fn capacity(kind: u8) -> usize {
+    match kind {
+        KIND_NODE4 => NODE4_CAPACITY,
+        KIND_NODE16 => NODE16_CAPACITY,
+        KIND_NODE48 => NODE48_CAPACITY,
+        _ => NODE256_CAPACITY,
+    }
+}
+
+/// The smallest kind that holds `count` children.
+pub(crate) fn kind_for(count: usize) -> u8 {
+    if count <= NODE4_CAPACITY {
+        KIND_NODE4
+    } else if count <= NODE16_CAPACITY {
+        KIND_NODE16
+    } else if count <= NODE48_CAPACITY {
+        KIND_NODE48
+    } else {
+        KIND_NODE256
+    }
+}
+
+/// Bytes after the body taken by a prefix of `prefix_len` bytes.
+#[inline]
+pub(crate) fn prefix_tail_len(prefix_len: usize) -> usize {
+    if prefix_len <= PREFIX_INLINE_LEN_MAX {
+        0
+    } else {
+        prefix_len.div_ceil(8) * 8
+    }
+}
+
+/// Total image length of an inner node.
+#[inline]
+pub(crate) fn inner_image_len(kind: u8, prefix_len: usize) -> Option<usize> {
+    Some(body_len(kind)? + prefix_tail_len(prefix_len))
+}
+
+/// A read-only view of an inner node image.
+#[derive(Clone, Copy)]
+pub(crate) struct InnerRef<'a> {
+    pub body: Body<'a>,
+    pub prefix: &'a [u8],
+    /// The whole image (fixed body and prefix tail).
+    pub image: &'a [u8],
+    /// File offset when the image is persisted (its children must lie below it).
+    pub persisted: Option<u64>,
+}
+
+/// The kind-specific part of an [`InnerRef`].
+#[derive(Clone, Copy)]
+pub(crate) enum Body<'a> {
+    N4(&'a Node4),
+    N16(&'a Node16),
+    N48(&'a Node48),
+    N256(&'a Node256),
+}
+
+/// Why an image is not a usable inner node (for `Error::Persisted`).
+pub(crate) type ImageFault = &'static str;
+
+impl<'a> InnerRef<'a> {
+    /// Views `bytes` (at least the image; maybe more) as an inner node.
+    #[inline]
+    pub fn from_image(bytes: &'a [u8]) -> Result<InnerRef<'a>, ImageFault> {
+        let header = raw::view::<Header>(bytes).ok_or("image shorter than a node header")?;
+        let prefix_len = header.prefix_len();
+        let len = inner_image_len(header.kind, prefix_len).ok_or("unknown node kind")?;
+        let image = bytes
+            .get(..len)
+            .ok_or("image shorter than its kind and prefix need")?;
+        let body = match header.kind {
+            KIND_NODE4 => Body::N4(raw::view(image).ok_or("short Node4")?),
+            KIND_NODE16 => Body::N16(raw::view(image).ok_or("short Node16")?),
+            KIND_NODE48 => Body::N48(raw::view(image).ok_or("short Node48")?),
+            _ => Body::N256(raw::view(image).ok_or("short Node256")?),
+        };
+        let prefix = if prefix_len <= PREFIX_INLINE_LEN_MAX {
+            &header.prefix[..prefix_len]
+        } else {
+            let start = len - prefix_tail_len(prefix_len);
+            image
+                .get(start..start + prefix_len)
+                .ok_or("prefix outside the image")?
+        };
+        Ok(InnerRef {
+            body,
+            prefix,
+            image,
+            persisted: None,
+        })
+    }
+
+    #[inline]
+    pub fn header(&self) -> &'a Header {
+        match self.body {
+            Body::N4(node) => &node.header,
+            Body::N16(node) => &node.header,
+            Body::N48(node) => &node.header,
+            Body::N256(node) => &node.header,
+        }
+    }
+
+    #[inline]
+    pub fn kind(&self) -> u8 {
+        self.header().kind
+    }
+
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.header().count()
+    }
+
+    /// The value slot (a child word; 0 = no key ends here).
+    #[inline]
+    pub fn value_slot(&self) -> &'a [u8; 8] {
+        &self.header().value
+    }
+
+    /// The child slot for byte `byte`.
+    #[inline]
+    pub fn find(&self, byte: u8) -> Option<&'a [u8; 8]> {
+        match self.body {
+            Body::N4(node) => node.find(byte),
+            Body::N16(node) => node.find(byte),
+            Body::N48(node) => node.find(byte),
+            Body::N256(node) => node.find(byte),
+        }
+    }
+
+    /// The child with the smallest byte `>= start` (`start` may be 256: none).
+    #[inline]
+    pub fn next_from(&self, start: usize) -> Option<(u8, &'a [u8; 8])> {
+        match self.body {
+            Body::N4(node) => node.next_from(start),
+            Body::N16(node) => node.next_from(start),
+            Body::N48(node) => node.next_from(start),
+            Body::N256(node) => node.next_from(start),
+        }
+    }
+
+    /// The child with the largest byte `< end` (`end` may be 0: none).
+    #[inline]
+    pub fn prev_before(&self, end: usize) -> Option<(u8, &'a [u8; 8])> {
+        match self.body {
+            Body::N4(node) => node.prev_before(end),
+            Body::N16(node) => node.prev_before(end),
+            Body::N48(node) => node.prev_before(end),
+            Body::N256(node) => node.prev_before(end),
+        }
+    }
+
+    /// Copies the children, in byte order, into `list`.
+    pub fn entries(&self, list: &mut EntryList) {
+        list.clear();
+        let mut start = 0usize;
+        while let Some((byte, slot)) = self.next_from(start) {
+            list.push(byte, u64::from_le_bytes(*slot));
+            start = byte as usize + 1;
+        }
+    }
+}
+
+/// A mutable view of a heap inner node image created in the writer's current version.
+pub(crate) enum InnerMut<'a> {
+    N4(&'a mut Node4),
+    N16(&'a mut Node16),
+    N48(&'a mut Node48),
+    N256(&'a mut Node256),
+}
+
+impl<'a> InnerMut<'a> {
+    /// Views `bytes` (exactly an inner image made by this crate) mutably.
+    pub fn from_image(bytes: &'a mut [u8]) -> Option<InnerMut<'a>> {
+        let kind = *bytes.first()?;
+        Some(match kind {
+            KIND_NODE4 => InnerMut::N4(raw::view_mut(bytes)?),
+            KIND_NODE16 => InnerMut::N16(raw::view_mut(bytes)?),
+            KIND_NODE48 => InnerMut::N48(raw::view_mut(bytes)?),
+            KIND_NODE256 => InnerMut::N256(raw::view_mut(bytes)?),
+            _ => return None,
+        })
+    }
+
+    pub fn header(&mut self) -> &mut Header {
+        match self {
+            InnerMut::N4(node) => &mut node.header,
+            InnerMut::N16(node) => &mut node.header,
+            InnerMut::N48(node) => &mut node.header,
+            InnerMut::N256(node) => &mut node.header,
+        }
+    }
+
+    /// The value slot, for the rest of the borrow.
+    pub fn into_value_slot(self) -> &'a mut [u8; 8] {
+        match self {
+            InnerMut::N4(node) => &mut node.header.value,
+            InnerMut::N16(node) => &mut node.header.value,
+            InnerMut::N48(node) => &mut node.header.value,
+            InnerMut::N256(node) => &mut node.header.value,
+        }
+    }
+
+    /// The child slot for `byte`, for the rest of the borrow.
+    pub fn into_child_slot(self, byte: u8) -> Option<&'a mut [u8; 8]> {
+        match self {
+            InnerMut::N4(node) => node.find_mut(byte),
+            InnerMut::N16(node) => node.find_mut(byte),
+            InnerMut::N48(node) => node.find_mut(byte),
+            InnerMut::N256(node) => node.find_mut(byte),
+        }
+    }
+
+    /// Adds a child; the caller checked that `byte` is absent and the node is not full.
+    pub fn add(&mut self, byte: u8, word: u64) {
+        match self {
+            InnerMut::N4(node) => node.add(byte, word),
+            InnerMut::N16(node) => node.add(byte, word),
+            InnerMut::N48(node) => node.add(byte, word),
+            InnerMut::N256(node) => node.add(byte, word),
+        }
+    }
+
+    /// Removes the child for `byte` and returns its word (0 if absent).
+    pub fn remove(&mut self, byte: u8) -> u64 {
+        match self {
+            InnerMut::N4(node) => node.remove(byte),
+            InnerMut::N16(node) => node.remove(byte),
+            InnerMut::N48(node) => node.remove(byte),
+            InnerMut::N256(node) => node.remove(byte),
+        }
+    }
+}
+
+/// Up to 256 (byte, word) pairs in byte order: the children of one node, on the stack.
+pub(crate) struct EntryList {
+    bytes: [u8; 256],
+    words: [u64; 256],
+    len: usize,
+}
+
+impl EntryList {
+    pub fn new() -> EntryList {
+        EntryList {
+            bytes: [0; 256],
+            words: [0; 256],
+            len: 0,
+        }
+    }
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    pub fn push(&mut self, byte: u8, word: u64) {
+        debug_assert!(self.len < 256, "at most 256 children");
+        debug_assert!(
+            self.len == 0 || self.bytes[self.len - 1] < byte,
+            "entries in byte order"
+        );
+        if self.len < 256 {
+            self.bytes[self.len] = byte;
+            self.words[self.len] = word;
+            self.len += 1;
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn get(&self, index: usize) -> (u8, u64) {
+        (self.bytes[index], self.words[index])
+    }
+    /// Inserts an entry keeping byte order (the byte must be absent).
+    pub fn insert_sorted(&mut self, byte: u8, word: u64) {
+        debug_assert!(self.len < 256, "at most 256 children");
+        if self.len >= 256 {
+            return;
+        }
+        let index = self.bytes[..self.len]
+            .iter()
+            .position(|&b| b > byte)
+            .unwrap_or(self.len);
+        self.bytes.copy_within(index..self.len, index + 1);
+        self.words.copy_within(index..self.len, index + 1);
+        self.bytes[index] = byte;
+        self.words[index] = word;
+        self.len += 1;
+    }
+}
+
+/// What a new inner node looks like apart from its children.
+pub(crate) struct Shape<'k> {
+    pub prefix: &'k [u8],
+    pub depth: usize,
+    pub version: u64,
+    pub value: u64,
+}
+
+/// Allocates an inner node of `kind` holding `entries` (byte order) and returns its heap word.
+///
+/// This is the one place where nodes change kind: growing, shrinking, re-prefixing after a split
+/// or a collapse, and bulk building all come here.
+pub(crate) fn build_inner(kind: u8, shape: &Shape<'_>, entries: &EntryList) -> u64 {
+    debug_assert!(entries.len() <= capacity(kind), "entries fit the kind");
+    let prefix_len = shape.prefix.len();
+    let body = body_len(kind).unwrap_or(core::mem::size_of::<Node256>()); // ok: kinds are ours
+    let len = body + prefix_tail_len(prefix_len);
+    let address = raw::alloc_image(len);
+    // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
+    let bytes = unsafe { raw::image_mut(address, len) };
+    let (fixed, tail) = bytes.split_at_mut(body);
+    if let Some(header) = raw::view_mut::<Header>(fixed) {
+        header.kind = kind;
+        header.prefix_len = (prefix_len as u16).to_le_bytes();
+        header.depth = (shape.depth as u16).to_le_bytes();
+        header.set_version(shape.version);
+        header.value = shape.value.to_le_bytes();
+        if prefix_len <= PREFIX_INLINE_LEN_MAX {
+            header.prefix[..prefix_len].copy_from_slice(shape.prefix);
+        }
+    }
+    if prefix_len > PREFIX_INLINE_LEN_MAX {
+        tail[..prefix_len].copy_from_slice(shape.prefix);
+    }
+    if let Some(mut node) = InnerMut::from_image(fixed) {
+        for i in 0..entries.len() {
+            let (byte, word) = entries.get(i);
+            node.add(byte, word);
+        }
+    }
+    crate::word::heap_node(address)
+}
+
+/// Copies an inner image to a new heap allocation stamped with `version`; returns the address.
+pub(crate) fn copy_inner(image: &[u8], version: u64) -> usize {
+    let address = raw::alloc_image(image.len());
+    // SAFETY: just allocated with `image.len()` bytes; only this function uses it until it returns.
+    let bytes = unsafe { raw::image_mut(address, image.len()) };
+    bytes.copy_from_slice(image);
+    if let Some(header) = raw::view_mut::<Header>(bytes) {
+        header.set_version(version);
+    }
+    address
+}
+
+/// Length of the heap inner image at `address`.
+///
+/// # Safety
+/// `address` is a live heap inner image made by this crate.
+#[inline]
+pub(crate) unsafe fn heap_inner_len(address: usize) -> usize {
+    // SAFETY: every inner image is at least HEADER_LEN bytes (caller: live image of ours).
+    let header_bytes = unsafe { raw::image(address, HEADER_LEN) };
+    match raw::view::<Header>(header_bytes) {
+        Some(header) => inner_image_len(header.kind, header.prefix_len()).unwrap_or(HEADER_LEN),
+        None => HEADER_LEN,
+    }
+}
+
+/// Views the heap inner node at `address`.
+///
+/// # Safety
+/// `address` is a live heap inner image made by this crate that is not written or freed during
+/// `'a` (raw.rs invariants 2 and 3).
+#[inline]
+pub(crate) unsafe fn heap_inner<'a>(address: usize) -> InnerRef<'a> {
+    // SAFETY: the caller's guarantee (live image of ours) is what heap_inner_len needs.
+    let len = unsafe { heap_inner_len(address) };
+    // SAFETY: the image is live with `len` bytes and unchanged during 'a (caller).
+    let bytes = unsafe { raw::image::<'a>(address, len) };
+    match InnerRef::from_image(bytes) {
+        Ok(node) => node,
+        // Our own images always parse; an empty Node4 view keeps this total without panicking.
+        Err(_) => empty_inner(),
+    }
+}
+
+/// A view of a static empty Node4 (the fallback for an impossible parse failure).
+fn empty_inner() -> InnerRef<'static> {
+    static EMPTY: [u8; 72] = {
+        let mut image = [0u8; 72];
+        image[0] = KIND_NODE4;
+        image
+    };
+    match InnerRef::from_image(&EMPTY) {
+        Ok(node) => node,
+        Err(_) => unreachable!("the static empty Node4 parses"), // ok: constant input
+    }
+}
+
+/// Views the heap inner node at `address` mutably.
+///
+/// # Safety
+/// `address` is a live heap inner image made by this crate in the writer's current version, and
+/// no other reference to it is used during `'a` (raw.rs invariant 2).
+#[inline]
+pub(crate) unsafe fn heap_inner_mut<'a>(address: usize) -> Option<InnerMut<'a>> {
+    // SAFETY: the caller's guarantee (live image of ours) is what heap_inner_len needs.
+    let len = unsafe { heap_inner_len(address) };
+    // SAFETY: live, `len` bytes, exclusively ours during 'a (caller).
+    let bytes = unsafe { raw::image_mut::<'a>(address, len) };
+    InnerMut::from_image(bytes)
+}
+
+/// Frees one heap inner image (not its children).
+///
+/// # Safety
+/// `address` is a live heap inner image made by this crate that nothing will reach again.
+pub(crate) unsafe fn free_heap_inner(address: usize) {
+    // SAFETY: live image of ours (caller).
+    let len = unsafe { heap_inner_len(address) };
+    // SAFETY: allocated by alloc_image with exactly this length (the header never changes the
+    // prefix length or kind after allocation), unreachable from now on (caller).
+    unsafe { raw::free_image(address, len) }
+}

@@ -1,0 +1,316 @@
+//! Reading a version: resolving child words to nodes, point lookups, batched lookups.
+//!
+//! A [`View`] is one version of the tree (a root word and the node source for persisted nodes),
+//! borrowed for `'a`. `Tree` and `Snapshot` both read through it. Everything a read returns is
+//! borrowed from node memory (inline values from the child word inside the node) for `'a`.
+//!
+//! Hazard: persisted images come from a file. [`Resolver::resolve`] checks each one before use
+//! (kind, length, count, depth, and that a persisted child lies at a smaller offset than its
+//! persisted parent, which bounds every descent) and returns `Error::Persisted`, never panics.
+
+use crate::node::{self, InnerRef, LeafRef, KIND_LEAF};
+use crate::persist::NodeSource;
+use crate::word::{self, Word};
+use crate::{Error, KEY_LEN_MAX};
+
+/// A child word resolved to what it names.
+#[derive(Clone, Copy)]
+pub(crate) enum Entry<'a> {
+    Empty,
+    /// An inline value of this many bytes (the bytes are in the slot).
+    Inline(usize),
+    Leaf(LeafRef<'a>),
+    Inner(InnerRef<'a>),
+}
+
+/// Turns child words into node views.
+#[derive(Clone, Copy)]
+pub(crate) struct Resolver<'a> {
+    pub source: Option<&'a dyn NodeSource>,
+}
+
+impl<'a> Resolver<'a> {
+    /// Resolves `bits`, a word at `depth` read from a node persisted at `parent` (if any).
+    ///
+    /// For heap words this relies on the tree's invariants (raw.rs): a heap word reachable from a
+    /// version is a live image of this crate that is not written or freed while `'a` lasts. The
+    /// writer uses the result only until it next writes that node.
+    #[inline]
+    pub fn resolve(
+        &self,
+        bits: u64,
+        depth: usize,
+        parent: Option<u64>,
+    ) -> Result<Entry<'a>, Error> {
+        match word::decode(bits) {
+            Word::Empty => Ok(Entry::Empty),
+            Word::Inline(len) => Ok(Entry::Inline(len)),
+            Word::HeapNode(address) => {
+                if let Some(offset) = parent {
+                    return Err(Error::persisted(
+                        offset,
+                        "a persisted node points to heap memory",
+                    ));
+                }
+                // SAFETY: a heap word reachable from a version is a live inner image of ours that
+                // is neither written nor freed while the version is borrowed (raw.rs 2, 3).
+                let inner = unsafe { node::heap_inner::<'a>(address) };
+                debug_assert_eq!(inner.header().depth(), depth, "heap node depth");
+                Ok(Entry::Inner(inner))
+            }
+            Word::HeapLeaf(address) => {
+                if let Some(offset) = parent {
+                    return Err(Error::persisted(
+                        offset,
+                        "a persisted node points to heap memory",
+                    ));
+                }
+                // SAFETY: as above, for a leaf; leaves are never written after creation.
+                Ok(Entry::Leaf(unsafe { node::heap_leaf::<'a>(address) }))
+            }
+            Word::Persisted(offset) => self.resolve_persisted(offset, depth, parent),
+            Word::Invalid => Err(Error::persisted(
+                parent.unwrap_or(0),
+                format!("a child word has an invalid tag ({bits:#018x})"),
+            )),
+        }
+    }
+
+    #[cold]
+    fn resolve_persisted(
+        &self,
+        offset: u64,
+        depth: usize,
+        parent: Option<u64>,
+    ) -> Result<Entry<'a>, Error> {
+        if let Some(parent) = parent {
+            if offset >= parent {
+                return Err(Error::persisted(
+                    parent,
+                    format!("child offset {offset} is not below its parent"),
+                ));
+            }
+        }
+        let source = self
+            .source
+            .ok_or_else(|| Error::persisted(offset, "the tree has no node source"))?;
+        let bytes = source.node_image(offset)?;
+        match bytes.first() {
+            Some(&KIND_LEAF) => {
+                let leaf = LeafRef::from_image(bytes).map_err(|r| Error::persisted(offset, r))?;
+                if depth + leaf.suffix.len() > KEY_LEN_MAX {
+                    return Err(Error::persisted(offset, "leaf key longer than KEY_LEN_MAX"));
+                }
+                Ok(Entry::Leaf(leaf))
+            }
+            _ => {
+                let mut inner =
+                    InnerRef::from_image(bytes).map_err(|r| Error::persisted(offset, r))?;
+                let header = inner.header();
+                if header.count() > node::capacity(header.kind) {
+                    return Err(Error::persisted(
+                        offset,
+                        "child count exceeds the node kind",
+                    ));
+                }
+                if header.depth() != depth {
+                    return Err(Error::persisted(
+                        offset,
+                        format!("node depth {} where {depth} was expected", header.depth()),
+                    ));
+                }
+                if depth + inner.prefix.len() >= KEY_LEN_MAX {
+                    return Err(Error::persisted(offset, "prefix reaches past KEY_LEN_MAX"));
+                }
+                inner.persisted = Some(offset);
+                Ok(Entry::Inner(inner))
+            }
+        }
+    }
+
+    /// The value held by a value-slot word (inline, or a leaf with an empty suffix).
+    #[inline]
+    pub fn slot_value(
+        &self,
+        slot: &'a [u8; 8],
+        depth: usize,
+        parent: Option<u64>,
+    ) -> Result<Option<&'a [u8]>, Error> {
+        match self.resolve(word::load(slot), depth, parent)? {
+            Entry::Empty => Ok(None),
+            Entry::Inline(len) => Ok(Some(word::inline_value(slot, len))),
+            Entry::Leaf(leaf) if leaf.suffix.is_empty() => Ok(Some(leaf.value)),
+            _ => Err(Error::persisted(
+                parent.unwrap_or(0),
+                "a value slot holds a node",
+            )),
+        }
+    }
+}
+
+/// One version of the tree, borrowed.
+#[derive(Clone, Copy)]
+pub(crate) struct View<'a> {
+    pub root: &'a [u8; 8],
+    pub resolver: Resolver<'a>,
+}
+
+/// Rejects keys over the limit.
+#[inline]
+pub(crate) fn check_key(key: &[u8]) -> Result<(), Error> {
+    if key.len() > KEY_LEN_MAX {
+        return Err(Error::KeyTooLarge {
+            len: key.len(),
+            max: KEY_LEN_MAX,
+        });
+    }
+    Ok(())
+}
+
+impl<'a> View<'a> {
+    /// The value of `key`.
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
+        check_key(key)?;
+        let mut slot = self.root;
+        let mut depth = 0usize;
+        let mut parent = None;
+        loop {
+            match self.resolver.resolve(word::load(slot), depth, parent)? {
+                Entry::Empty => return Ok(None),
+                Entry::Inline(len) => {
+                    return Ok((key.len() == depth).then(|| word::inline_value(slot, len)))
+                }
+                Entry::Leaf(leaf) => {
+                    return Ok((key[depth..] == *leaf.suffix).then_some(leaf.value))
+                }
+                Entry::Inner(inner) => {
+                    let rest = &key[depth..];
+                    if !rest.starts_with(inner.prefix) {
+                        return Ok(None);
+                    }
+                    let at = depth + inner.prefix.len();
+                    let Some(&byte) = key.get(at) else {
+                        return self
+                            .resolver
+                            .slot_value(inner.value_slot(), at, inner.persisted);
+                    };
+                    match inner.find(byte) {
+                        Some(child) => slot = child,
+                        None => return Ok(None),
+                    }
+                    depth = at + 1;
+                    parent = inner.persisted;
+                }
+            }
+        }
+    }
+
+    /// Looks up `keys` in groups whose descents are interleaved level by level, prefetching each
+    /// lookup's next node while the others compute, so cache misses of different keys overlap.
+    pub fn get_many(&self, keys: &[&[u8]], out: &mut Vec<Option<&'a [u8]>>) -> Result<(), Error> {
+        out.clear();
+        out.reserve(keys.len());
+        for group in keys.chunks(GET_MANY_GROUP_LEN) {
+            self.get_group(group, out)?;
+        }
+        Ok(())
+    }
+
+    fn get_group(&self, keys: &[&[u8]], out: &mut Vec<Option<&'a [u8]>>) -> Result<(), Error> {
+        let base = out.len();
+        let mut slots = [self.root; GET_MANY_GROUP_LEN];
+        let mut depths = [0usize; GET_MANY_GROUP_LEN];
+        let mut parents = [None; GET_MANY_GROUP_LEN];
+        let mut active = [false; GET_MANY_GROUP_LEN];
+        for (i, key) in keys.iter().enumerate() {
+            check_key(key)?;
+            out.push(None);
+            active[i] = true;
+        }
+        let mut remaining = keys.len();
+        while remaining > 0 {
+            for i in 0..keys.len() {
+                if !active[i] {
+                    continue;
+                }
+                let key = keys[i];
+                let step = self.step(key, slots[i], depths[i], parents[i])?;
+                match step {
+                    Step::Done(value) => {
+                        out[base + i] = value;
+                        active[i] = false;
+                        remaining -= 1;
+                    }
+                    Step::Descend(slot, depth, parent) => {
+                        prefetch_word(word::load(slot));
+                        slots[i] = slot;
+                        depths[i] = depth;
+                        parents[i] = parent;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One level of a lookup.
+    #[inline]
+    fn step(
+        &self,
+        key: &[u8],
+        slot: &'a [u8; 8],
+        depth: usize,
+        parent: Option<u64>,
+    ) -> Result<Step<'a>, Error> {
+        Ok(
+            match self.resolver.resolve(word::load(slot), depth, parent)? {
+                Entry::Empty => Step::Done(None),
+                Entry::Inline(len) => {
+                    Step::Done((key.len() == depth).then(|| word::inline_value(slot, len)))
+                }
+                Entry::Leaf(leaf) => {
+                    Step::Done((key[depth..] == *leaf.suffix).then_some(leaf.value))
+                }
+                Entry::Inner(inner) => {
+                    if !key[depth..].starts_with(inner.prefix) {
+                        return Ok(Step::Done(None));
+                    }
+                    let at = depth + inner.prefix.len();
+                    match key.get(at) {
+                        None => Step::Done(self.resolver.slot_value(
+                            inner.value_slot(),
+                            at,
+                            inner.persisted,
+                        )?),
+                        Some(&byte) => match inner.find(byte) {
+                            Some(child) => Step::Descend(child, at + 1, inner.persisted),
+                            None => Step::Done(None),
+                        },
+                    }
+                }
+            },
+        )
+    }
+}
+
+/// Lookups advanced together by `get_many`: enough to cover a miss's latency with the others'
+/// work, few enough that their state stays in registers and L1.
+pub const GET_MANY_GROUP_LEN: usize = 16;
+
+enum Step<'a> {
+    Done(Option<&'a [u8]>),
+    Descend(&'a [u8; 8], usize, Option<u64>),
+}
+
+/// Prefetches the first cache lines of the heap image a word names.
+#[inline(always)]
+fn prefetch_word(bits: u64) {
+    match word::decode(bits) {
+        Word::HeapNode(address) | Word::HeapLeaf(address) => {
+            crate::raw::prefetch(address);
+            crate::raw::prefetch(address + 64);
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,63 @@
+//! The read API of [`Snapshot`] (the same operations as on `Tree`, over the snapshot's version).
+
+use std::ops::RangeBounds;
+
+use crate::cow::Snapshot;
+use crate::cursor::{Cursor, Iter, Pair};
+use crate::Error;
+
+impl Snapshot {
+    /// The value of `key`, borrowed from the snapshot.
+    pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
+        self.view().get(key)
+    }
+
+    /// Looks up many keys, overlapping their cache misses; `out[i]` is the value of `keys[i]`.
+    pub fn get_many<'a>(
+        &'a self,
+        keys: &[&[u8]],
+        out: &mut Vec<Option<&'a [u8]>>,
+    ) -> Result<(), Error> {
+        self.view().get_many(keys, out)
+    }
+
+    /// The smallest key and its value.
+    pub fn first(&self) -> Result<Option<Pair<'_>>, Error> {
+        let mut cursor = self.cursor();
+        Ok(cursor
+            .seek_first()?
+            .then(|| (cursor.key().to_vec(), cursor.value())))
+    }
+
+    /// The largest key and its value.
+    pub fn last(&self) -> Result<Option<Pair<'_>>, Error> {
+        let mut cursor = self.cursor();
+        Ok(cursor
+            .seek_last()?
+            .then(|| (cursor.key().to_vec(), cursor.value())))
+    }
+
+    /// All pairs in key order (double-ended).
+    pub fn iter(&self) -> Iter<'_> {
+        Iter::range::<[u8], _>(self.view(), ..)
+    }
+
+    /// The pairs whose keys fall in `range`.
+    pub fn range<K, R>(&self, range: R) -> Iter<'_>
+    where
+        K: AsRef<[u8]> + ?Sized,
+        R: RangeBounds<K>,
+    {
+        Iter::range(self.view(), range)
+    }
+
+    /// The pairs whose keys start with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter<'_> {
+        Iter::prefix(self.view(), prefix)
+    }
+
+    /// A cursor (not positioned until a seek).
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor::new(self.view())
+    }
+}

@@ -1,0 +1,669 @@
+//! The writer: `Tree`, which owns the newest version and changes it by copy-on-write.
+//!
+//! Every write walks from the root to the key's position, making each inner node on the way
+//! writable first (`Writer::own`: in place if stamped with the current version, else a copy that
+//! replaces it in the already writable parent, see `cow.rs`). Structure changes happen at the
+//! bottom of the walk only:
+//! - insert into an empty slot: a value word (inline value or leaf);
+//! - insert where a leaf or inline value sits: a Node4 whose prefix is the common part (lazy
+//!   expansion undone by one level);
+//! - insert that diverges inside a node's prefix: a Node4 above it, the node re-prefixed below;
+//! - insert into a full node: grow to the next kind;
+//! - remove leaving a node with one entry: the entry moves up into the parent's slot, with the
+//!   node's prefix (and byte) prepended (path compression restored);
+//! - remove leaving a node at its kind's shrink count: shrink to the previous kind.
+//!
+//! A collapse replaces a node in its parent's slot without changing the parent's child count, so
+//! no change ever propagates more than one level up: no parent stack is needed.
+
+use std::sync::Arc;
+
+use crate::cow::{self, Registry, Snapshot};
+use crate::cursor::{common_prefix_len, Cursor, Iter, Pair};
+use crate::node::{
+    self, alloc_leaf, build_inner, copy_inner, EntryList, InnerMut, InnerRef, Shape, KIND_NODE16,
+    KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_SHRINK_COUNT, NODE256_SHRINK_COUNT,
+    NODE48_SHRINK_COUNT,
+};
+use crate::persist::NodeSource;
+use crate::read::{check_key, Entry, Resolver, View};
+use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
+use crate::{ChildWord, Error, VALUE_LEN_MAX};
+
+/// The single writer of a tree; owns the newest version. Readers on other threads use
+/// [`Snapshot`]s taken with [`Tree::snapshot`].
+pub struct Tree {
+    root: [u8; 8],
+    writer: Writer,
+}
+
+/// The writer's state, apart from the root (so the root slot and the writer borrow separately).
+pub(crate) struct Writer {
+    /// Version stamped on nodes created now.
+    pub version: u64,
+    /// Whether anything changed since the last snapshot.
+    pub dirty: bool,
+    pub len: u64,
+    pub registry: Arc<Registry>,
+    pub source: Option<Arc<dyn NodeSource>>,
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree::new()
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.writer.registry.tree_dropped(word::load(&self.root));
+    }
+}
+
+impl Tree {
+    /// An empty tree.
+    pub fn new() -> Tree {
+        Tree::with_root(0, 0, None)
+    }
+
+    pub(crate) fn with_root(root: u64, len: u64, source: Option<Arc<dyn NodeSource>>) -> Tree {
+        Tree {
+            root: root.to_le_bytes(),
+            writer: Writer {
+                version: 1,
+                dirty: false,
+                len,
+                registry: Registry::new(),
+                source,
+            },
+        }
+    }
+
+    /// A tree whose root is a persisted (or inline, or empty) word, reading persisted nodes
+    /// from `source`. `len` is the number of keys (stored by the engine beside the root).
+    pub fn open(root: ChildWord, len: u64, source: Arc<dyn NodeSource>) -> Result<Tree, Error> {
+        let bits = root.to_bits();
+        if ChildWord::from_bits(bits).is_none() {
+            return Err(Error::BadRoot { bits });
+        }
+        Ok(Tree::with_root(bits, len, Some(source)))
+    }
+
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            root: &self.root,
+            resolver: Resolver {
+                source: self.writer.source.as_deref(),
+            },
+        }
+    }
+
+    pub(crate) fn parts_mut(&mut self) -> (&mut [u8; 8], &mut Writer) {
+        (&mut self.root, &mut self.writer)
+    }
+
+    pub(crate) fn root_bits(&self) -> u64 {
+        word::load(&self.root)
+    }
+
+    /// The node source, if the tree was opened over one.
+    pub fn source(&self) -> Option<&Arc<dyn NodeSource>> {
+        self.writer.source.as_ref()
+    }
+
+    /// Takes an immutable snapshot of the current version in O(1).
+    pub fn snapshot(&mut self) -> Snapshot {
+        let writer = &mut self.writer;
+        let version = if writer.dirty {
+            writer.dirty = false;
+            writer.version += 1;
+            writer.version - 1
+        } else {
+            writer.version - 1
+        };
+        Snapshot::new(
+            word::load(&self.root),
+            writer.len,
+            version,
+            writer.registry.clone(),
+            writer.source.clone(),
+        )
+    }
+
+    /// Sets `key` to `value`; returns the previous value.
+    pub fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        check_key(key)?;
+        check_value(value)?;
+        let (root, writer) = self.parts_mut();
+        writer.upsert(root, key, value)
+    }
+
+    /// Inserts `key` only if absent; `true` if it was inserted.
+    pub fn insert_if_absent(&mut self, key: &[u8], value: &[u8]) -> Result<bool, Error> {
+        check_value(value)?;
+        if self.view().get(key)?.is_some() {
+            return Ok(false);
+        }
+        let (root, writer) = self.parts_mut();
+        writer.upsert(root, key, value)?;
+        Ok(true)
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        if self.view().get(key)?.is_none() {
+            return Ok(None);
+        }
+        let (root, writer) = self.parts_mut();
+        writer.remove(root, key)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> u64 {
+        self.writer.len
+    }
+
+    /// Whether the tree has no keys.
+    pub fn is_empty(&self) -> bool {
+        self.writer.len == 0
+    }
+
+    /// The value of `key`, borrowed from the tree.
+    pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
+        self.view().get(key)
+    }
+
+    /// Looks up many keys, overlapping their cache misses; `out[i]` is the value of `keys[i]`.
+    pub fn get_many<'a>(
+        &'a self,
+        keys: &[&[u8]],
+        out: &mut Vec<Option<&'a [u8]>>,
+    ) -> Result<(), Error> {
+        self.view().get_many(keys, out)
+    }
+
+    /// The smallest key and its value.
+    pub fn first(&self) -> Result<Option<Pair<'_>>, Error> {
+        let mut cursor = self.cursor();
+        Ok(cursor
+            .seek_first()?
+            .then(|| (cursor.key().to_vec(), cursor.value())))
+    }
+
+    /// The largest key and its value.
+    pub fn last(&self) -> Result<Option<Pair<'_>>, Error> {
+        let mut cursor = self.cursor();
+        Ok(cursor
+            .seek_last()?
+            .then(|| (cursor.key().to_vec(), cursor.value())))
+    }
+
+    /// All pairs in key order (double-ended).
+    pub fn iter(&self) -> Iter<'_> {
+        Iter::range::<[u8], _>(self.view(), ..)
+    }
+
+    /// The pairs whose keys fall in `range`.
+    pub fn range<K, R>(&self, range: R) -> Iter<'_>
+    where
+        K: AsRef<[u8]> + ?Sized,
+        R: std::ops::RangeBounds<K>,
+    {
+        Iter::range(self.view(), range)
+    }
+
+    /// The pairs whose keys start with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter<'_> {
+        Iter::prefix(self.view(), prefix)
+    }
+
+    /// A cursor (not positioned until a seek).
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor::new(self.view())
+    }
+
+    /// Retired nodes waiting for snapshots to go (for tests and stats).
+    pub fn retired_len(&self) -> usize {
+        self.writer.registry.retired_len()
+    }
+
+    /// The current write version (nodes stamped with it are written in place).
+    pub fn version(&self) -> u64 {
+        self.writer.version
+    }
+}
+
+/// Rejects values over the limit.
+pub(crate) fn check_value(value: &[u8]) -> Result<(), Error> {
+    if value.len() > VALUE_LEN_MAX {
+        return Err(Error::ValueTooLarge {
+            len: value.len(),
+            max: VALUE_LEN_MAX,
+        });
+    }
+    Ok(())
+}
+
+/// The word for a key whose remaining bytes are `suffix`, holding `value`.
+pub(crate) fn value_word(suffix: &[u8], value: &[u8]) -> u64 {
+    if suffix.is_empty() && value.len() <= INLINE_VALUE_LEN_MAX {
+        word::inline(value)
+    } else {
+        alloc_leaf(suffix, value)
+    }
+}
+
+/// Views an owned heap node mutably.
+fn inner_mut<'x>(address: usize) -> InnerMut<'x> {
+    // SAFETY: `address` comes from `Writer::own`, so it is a live heap inner image stamped with
+    // the writer's version: no snapshot reaches it, and the writer (holding `&mut Tree`) uses no
+    // other view of it while this one is alive (raw.rs invariant 2).
+    let node = unsafe { node::heap_inner_mut::<'x>(address) };
+    node.expect("heap images made by this crate have a valid kind") // ok: we wrote the kind
+}
+
+impl Writer {
+    /// Unlinks a word from the current tree: frees it now or retires it (cow.rs).
+    pub fn retire(&mut self, bits: u64) {
+        match word::decode(bits) {
+            Word::HeapNode(address) => {
+                // SAFETY: `bits` was linked in the current tree, so it is live; the view ends here.
+                let version = unsafe { node::heap_inner(address) }.header().version();
+                if version == self.version || self.registry.no_snapshots() {
+                    // SAFETY: stamped with the current version (no snapshot reaches it) or no
+                    // snapshot exists; it was just unlinked from the current tree.
+                    unsafe { cow::free_word(bits) };
+                } else {
+                    self.registry.retire(self.version, bits);
+                }
+            }
+            Word::HeapLeaf(_) => {
+                if self.registry.no_snapshots() {
+                    // SAFETY: no snapshot exists and the leaf was just unlinked from the tree.
+                    unsafe { cow::free_word(bits) };
+                } else {
+                    self.registry.retire(self.version, bits);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes the inner node in `slot` writable; returns its address. `inner` is the view of the
+    /// node in `slot`, which must not be used afterwards.
+    fn own(&mut self, slot: &mut [u8; 8], inner: &InnerRef<'_>) -> usize {
+        let bits = word::load(slot);
+        if let Word::HeapNode(address) = word::decode(bits) {
+            if inner.header().version() == self.version {
+                return address;
+            }
+        }
+        let address = copy_inner(inner.image, self.version);
+        *slot = word::heap_node(address).to_le_bytes();
+        self.retire(bits);
+        address
+    }
+
+    fn changed(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Insert or replace.
+    pub fn upsert(
+        &mut self,
+        root: &mut [u8; 8],
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let source = self.source.clone();
+        let resolver = Resolver {
+            source: source.as_deref(),
+        };
+        let mut slot = root;
+        let mut depth = 0usize;
+        loop {
+            let bits = word::load(slot);
+            let inner = match resolver.resolve(bits, depth, None)? {
+                Entry::Empty => {
+                    *slot = value_word(&key[depth..], value).to_le_bytes();
+                    self.added();
+                    return Ok(None);
+                }
+                Entry::Inline(len) => {
+                    let old = word::inline_value(slot, len).to_vec();
+                    return Ok(self.replace_or_split(slot, depth, &[], &old, key, value));
+                }
+                Entry::Leaf(leaf) => {
+                    let old = leaf.value.to_vec();
+                    let suffix = leaf.suffix.to_vec();
+                    return Ok(self.replace_or_split(slot, depth, &suffix, &old, key, value));
+                }
+                Entry::Inner(inner) => inner,
+            };
+            let common = common_prefix_len(&key[depth..], inner.prefix);
+            if common < inner.prefix.len() {
+                self.split_prefix(slot, depth, &inner, common, key, value);
+                self.added();
+                return Ok(None);
+            }
+            let end = depth + inner.prefix.len();
+            let Some(&byte) = key.get(end) else {
+                let old = resolver
+                    .slot_value(inner.value_slot(), end, None)?
+                    .map(<[u8]>::to_vec);
+                let address = self.own(slot, &inner);
+                let value_slot = inner_mut(address).into_value_slot();
+                let old_bits = word::load(value_slot);
+                *value_slot = value_word(&[], value).to_le_bytes();
+                self.retire(old_bits);
+                match old {
+                    Some(_) => self.changed(),
+                    None => self.added(),
+                }
+                return Ok(old);
+            };
+            let has_child = inner.find(byte).is_some();
+            let full = inner.count() >= node::capacity(inner.kind());
+            let address = self.own(slot, &inner);
+            if has_child {
+                match inner_mut(address).into_child_slot(byte) {
+                    Some(child) => slot = child,
+                    None => return Ok(None), // unreachable: the child was found above
+                }
+                depth = end + 1;
+                continue;
+            }
+            let child = value_word(&key[end + 1..], value);
+            if full {
+                self.grow(slot, address, depth, byte, child);
+            } else {
+                inner_mut(address).add(byte, child);
+            }
+            self.added();
+            return Ok(None);
+        }
+    }
+
+    fn added(&mut self) {
+        self.len += 1;
+        self.dirty = true;
+    }
+
+    /// At a value word holding key `path ++ old_suffix`: replace it if the key is the same,
+    /// otherwise put both under a new Node4.
+    fn replace_or_split(
+        &mut self,
+        slot: &mut [u8; 8],
+        depth: usize,
+        old_suffix: &[u8],
+        old_value: &[u8],
+        key: &[u8],
+        value: &[u8],
+    ) -> Option<Vec<u8>> {
+        let bits = word::load(slot);
+        let suffix = &key[depth..];
+        if suffix == old_suffix {
+            *slot = value_word(suffix, value).to_le_bytes();
+            self.retire(bits);
+            self.changed();
+            return Some(old_value.to_vec());
+        }
+        let common = common_prefix_len(suffix, old_suffix);
+        let mut entries = EntryList::new();
+        let mut value_bits = 0u64;
+        for (s, v) in [(old_suffix, old_value), (suffix, value)] {
+            if s.len() == common {
+                value_bits = value_word(&[], v);
+            } else {
+                entries.insert_sorted(s[common], value_word(&s[common + 1..], v));
+            }
+        }
+        let shape = Shape {
+            prefix: &suffix[..common],
+            depth,
+            version: self.version,
+            value: value_bits,
+        };
+        *slot = build_inner(KIND_NODE4, &shape, &entries).to_le_bytes();
+        self.retire(bits);
+        self.added();
+        None
+    }
+
+    /// The key diverges from `inner`'s prefix after `common` bytes: a Node4 goes above it.
+    fn split_prefix(
+        &mut self,
+        slot: &mut [u8; 8],
+        depth: usize,
+        inner: &InnerRef<'_>,
+        common: usize,
+        key: &[u8],
+        value: &[u8],
+    ) {
+        let bits = word::load(slot);
+        let mut entries = EntryList::new();
+        inner.entries(&mut entries);
+        let moved_shape = Shape {
+            prefix: &inner.prefix[common + 1..],
+            depth: depth + common + 1,
+            version: self.version,
+            value: word::load(inner.value_slot()),
+        };
+        let moved = build_inner(inner.kind(), &moved_shape, &entries);
+        entries.clear();
+        entries.insert_sorted(inner.prefix[common], moved);
+        let mut value_bits = 0u64;
+        match key.get(depth + common) {
+            None => value_bits = value_word(&[], value),
+            Some(&byte) => {
+                entries.insert_sorted(byte, value_word(&key[depth + common + 1..], value))
+            }
+        }
+        let shape = Shape {
+            prefix: &inner.prefix[..common],
+            depth,
+            version: self.version,
+            value: value_bits,
+        };
+        *slot = build_inner(KIND_NODE4, &shape, &entries).to_le_bytes();
+        self.retire(bits);
+    }
+
+    /// The owned node at `address` is full: replace it with the next kind plus the new child.
+    fn grow(&mut self, slot: &mut [u8; 8], address: usize, depth: usize, byte: u8, child: u64) {
+        // SAFETY: `address` is owned (from `own`) and no mutable view of it is alive.
+        let inner = unsafe { node::heap_inner(address) };
+        let mut entries = EntryList::new();
+        inner.entries(&mut entries);
+        entries.insert_sorted(byte, child);
+        let kind = node::kind_for(entries.len());
+        let shape = Shape {
+            prefix: inner.prefix,
+            depth,
+            version: self.version,
+            value: word::load(inner.value_slot()),
+        };
+        *slot = build_inner(kind, &shape, &entries).to_le_bytes();
+        self.retire(word::heap_node(address));
+    }
+
+    /// Removes `key`, which the caller checked is present.
+    pub fn remove(&mut self, root: &mut [u8; 8], key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        let source = self.source.clone();
+        let resolver = Resolver {
+            source: source.as_deref(),
+        };
+        let mut slot = root;
+        let mut depth = 0usize;
+        loop {
+            let bits = word::load(slot);
+            let inner = match resolver.resolve(bits, depth, None)? {
+                Entry::Empty => return Ok(None),
+                Entry::Inline(len) => {
+                    let old = word::inline_value(slot, len).to_vec();
+                    *slot = [0; 8];
+                    self.removed();
+                    return Ok(Some(old));
+                }
+                Entry::Leaf(leaf) => {
+                    let old = leaf.value.to_vec();
+                    *slot = [0; 8];
+                    self.retire(bits);
+                    self.removed();
+                    return Ok(Some(old));
+                }
+                Entry::Inner(inner) => inner,
+            };
+            let end = depth + inner.prefix.len();
+            let byte = key.get(end).copied();
+            let terminal = match byte {
+                None => true,
+                Some(byte) => match inner.find(byte) {
+                    None => return Ok(None),
+                    Some(child) => !matches!(
+                        resolver.resolve(word::load(child), end + 1, None)?,
+                        Entry::Inner(_)
+                    ),
+                },
+            };
+            let address = self.own(slot, &inner);
+            let mut node = inner_mut(address);
+            match (terminal, byte) {
+                (false, Some(byte)) => {
+                    match node.into_child_slot(byte) {
+                        Some(child) => slot = child,
+                        None => return Ok(None), // unreachable: the child was found above
+                    }
+                    depth = end + 1;
+                    continue;
+                }
+                (_, None) => {
+                    let value_slot = &mut node.header().value;
+                    let removed = word::load(value_slot);
+                    *value_slot = [0; 8];
+                    let old = value_of(&resolver, removed, end)?;
+                    self.retire(removed);
+                    self.removed();
+                    self.after_remove(&resolver, slot, address, depth)?;
+                    return Ok(old);
+                }
+                (true, Some(byte)) => {
+                    let removed = node.remove(byte);
+                    let old = value_of(&resolver, removed, end + 1)?;
+                    self.retire(removed);
+                    self.removed();
+                    self.after_remove(&resolver, slot, address, depth)?;
+                    return Ok(old);
+                }
+            }
+        }
+    }
+
+    fn removed(&mut self) {
+        self.len -= 1;
+        self.dirty = true;
+    }
+
+    /// After a removal from the owned node at `address` (in `slot`, at `depth`): collapse it if
+    /// one entry is left, shrink it if its kind's shrink count is reached.
+    fn after_remove(
+        &mut self,
+        resolver: &Resolver<'_>,
+        slot: &mut [u8; 8],
+        address: usize,
+        depth: usize,
+    ) -> Result<(), Error> {
+        // SAFETY: `address` is owned (from `own`) and no mutable view of it is alive.
+        let inner = unsafe { node::heap_inner(address) };
+        let count = inner.count();
+        let value_bits = word::load(inner.value_slot());
+        let end = depth + inner.prefix.len();
+        if count + usize::from(value_bits != 0) <= 1 {
+            let replacement = if count == 0 {
+                self.relocate(resolver, value_bits, inner.prefix, end, depth)?
+            } else {
+                let Some((byte, child)) = inner.next_from(0) else {
+                    return Ok(());
+                };
+                let mut extra = Vec::with_capacity(inner.prefix.len() + 1);
+                extra.extend_from_slice(inner.prefix);
+                extra.push(byte);
+                self.relocate(resolver, word::load(child), &extra, end + 1, depth)?
+            };
+            *slot = replacement.to_le_bytes();
+            self.retire(word::heap_node(address));
+            return Ok(());
+        }
+        let smaller = match inner.kind() {
+            KIND_NODE16 if count <= NODE16_SHRINK_COUNT => KIND_NODE4,
+            KIND_NODE48 if count <= NODE48_SHRINK_COUNT => KIND_NODE16,
+            KIND_NODE256 if count <= NODE256_SHRINK_COUNT => KIND_NODE48,
+            _ => return Ok(()),
+        };
+        let mut entries = EntryList::new();
+        inner.entries(&mut entries);
+        let shape = Shape {
+            prefix: inner.prefix,
+            depth,
+            version: self.version,
+            value: value_bits,
+        };
+        *slot = build_inner(smaller, &shape, &entries).to_le_bytes();
+        self.retire(word::heap_node(address));
+        Ok(())
+    }
+
+    /// Moves the word `bits` at depth `from` up to depth `to`, prepending `extra` (the bytes in
+    /// between) to what it holds. Returns the new word; the old one is retired.
+    fn relocate(
+        &mut self,
+        resolver: &Resolver<'_>,
+        bits: u64,
+        extra: &[u8],
+        from: usize,
+        to: usize,
+    ) -> Result<u64, Error> {
+        debug_assert_eq!(from, to + extra.len(), "relocation spans the extra bytes");
+        if extra.is_empty() {
+            return Ok(bits);
+        }
+        let moved = match resolver.resolve(bits, from, None)? {
+            Entry::Empty => 0,
+            Entry::Inline(len) => {
+                let slot = bits.to_le_bytes();
+                alloc_leaf(extra, word::inline_value(&slot, len))
+            }
+            Entry::Leaf(leaf) => {
+                let mut suffix = Vec::with_capacity(extra.len() + leaf.suffix.len());
+                suffix.extend_from_slice(extra);
+                suffix.extend_from_slice(leaf.suffix);
+                alloc_leaf(&suffix, leaf.value)
+            }
+            Entry::Inner(inner) => {
+                let mut prefix = Vec::with_capacity(extra.len() + inner.prefix.len());
+                prefix.extend_from_slice(extra);
+                prefix.extend_from_slice(inner.prefix);
+                let mut entries = EntryList::new();
+                inner.entries(&mut entries);
+                let shape = Shape {
+                    prefix: &prefix,
+                    depth: to,
+                    version: self.version,
+                    value: word::load(inner.value_slot()),
+                };
+                build_inner(inner.kind(), &shape, &entries)
+            }
+        };
+        self.retire(bits);
+        Ok(moved)
+    }
+}
+
+/// The value held by a (just unlinked) value word.
+fn value_of(resolver: &Resolver<'_>, bits: u64, depth: usize) -> Result<Option<Vec<u8>>, Error> {
+    Ok(match resolver.resolve(bits, depth, None)? {
+        Entry::Inline(len) => Some(word::inline_value(&bits.to_le_bytes(), len).to_vec()),
+        Entry::Leaf(leaf) => Some(leaf.value.to_vec()),
+        _ => None,
+    })
+}

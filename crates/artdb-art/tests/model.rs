@@ -1,0 +1,320 @@
+//! Model tests: random operation sequences on `Tree` and on the same sequence applied to a
+//! `BTreeMap`, compared after every operation, with `verify()` every 100 steps and at the end.
+//!
+//! Key classes: dense integers, sparse random u64, random byte strings of length 0..64, keys that
+//! share a long prefix, and keys over a two-letter alphabet (many keys are prefixes of others,
+//! and the empty key is common). Scale with ARTDB_TEST_SCALE (default 1 = a few seconds);
+//! proptest prints the failing seed and a minimal case.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use artdb_art::{Snapshot, Tree};
+use proptest::prelude::*;
+
+fn scale() -> u32 {
+    std::env::var("ARTDB_TEST_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 24 * scale(),
+        max_shrink_iters: 2000,
+        ..ProptestConfig::default()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(usize, Vec<u8>),
+    InsertIfAbsent(usize, Vec<u8>),
+    Remove(usize),
+    Get(usize),
+    Range(Bound<usize>, Bound<usize>, Vec<bool>),
+    Prefix(usize, usize),
+    Cursor(usize, bool, Vec<bool>),
+    FirstLast,
+    Snapshot,
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        3 => proptest::collection::vec(any::<u8>(), 0..=7),
+        1 => proptest::collection::vec(any::<u8>(), 8..40),
+    ]
+}
+
+fn bound() -> impl Strategy<Value = Bound<usize>> {
+    prop_oneof![
+        Just(Bound::Unbounded),
+        any::<usize>().prop_map(Bound::Included),
+        any::<usize>().prop_map(Bound::Excluded),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (any::<usize>(), value()).prop_map(|(k, v)| Op::Insert(k, v)),
+        2 => (any::<usize>(), value()).prop_map(|(k, v)| Op::InsertIfAbsent(k, v)),
+        5 => any::<usize>().prop_map(Op::Remove),
+        3 => any::<usize>().prop_map(Op::Get),
+        1 => (bound(), bound(), proptest::collection::vec(any::<bool>(), 0..12))
+            .prop_map(|(a, b, d)| Op::Range(a, b, d)),
+        1 => (any::<usize>(), 0usize..12).prop_map(|(k, n)| Op::Prefix(k, n)),
+        1 => (any::<usize>(), any::<bool>(), proptest::collection::vec(any::<bool>(), 0..12))
+            .prop_map(|(k, b, s)| Op::Cursor(k, b, s)),
+        1 => Just(Op::FirstLast),
+        1 => Just(Op::Snapshot),
+    ]
+}
+
+fn pick(pool: &[Vec<u8>], index: usize) -> &[u8] {
+    &pool[index % pool.len()]
+}
+
+fn map_bound(pool: &[Vec<u8>], bound: &Bound<usize>) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Included(i) => Bound::Included(pick(pool, *i).to_vec()),
+        Bound::Excluded(i) => Bound::Excluded(pick(pool, *i).to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn valid_range(lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>) -> bool {
+    match (lower, upper) {
+        (Bound::Included(a), Bound::Included(b)) => a <= b,
+        (Bound::Included(a), Bound::Excluded(b)) | (Bound::Excluded(a), Bound::Included(b)) => {
+            a <= b
+        }
+        (Bound::Excluded(a), Bound::Excluded(b)) => a < b,
+        _ => true,
+    }
+}
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn check_snapshot(snapshot: &Snapshot, model: &Model) {
+    assert_eq!(snapshot.len(), model.len() as u64);
+    let got: Vec<(Vec<u8>, Vec<u8>)> = snapshot
+        .iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(got, want, "snapshot differs from its version");
+}
+
+fn run(pool: Vec<Vec<u8>>, ops: Vec<Op>) {
+    let mut tree = Tree::new();
+    let mut model = Model::new();
+    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    for (step, op) in ops.iter().enumerate() {
+        apply(&mut tree, &mut model, &pool, op, &mut snapshots);
+        assert_eq!(tree.len(), model.len() as u64, "len after {op:?}");
+        if step % 100 == 99 {
+            tree.verify().unwrap();
+        }
+    }
+    tree.verify().unwrap();
+    let all: Vec<(Vec<u8>, Vec<u8>)> = tree
+        .iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(all, want);
+    let back: Vec<Vec<u8>> = tree.iter().rev().map(|r| r.unwrap().0).collect();
+    let want_back: Vec<Vec<u8>> = model.keys().rev().cloned().collect();
+    assert_eq!(back, want_back);
+    for (snapshot, frozen) in &snapshots {
+        check_snapshot(snapshot, frozen);
+        snapshot.verify().unwrap();
+    }
+}
+
+fn apply(
+    tree: &mut Tree,
+    model: &mut Model,
+    pool: &[Vec<u8>],
+    op: &Op,
+    snapshots: &mut Vec<(Snapshot, Model)>,
+) {
+    match op {
+        Op::Insert(k, v) => {
+            let key = pick(pool, *k);
+            assert_eq!(
+                tree.insert(key, v).unwrap(),
+                model.insert(key.to_vec(), v.clone())
+            );
+        }
+        Op::InsertIfAbsent(k, v) => {
+            let key = pick(pool, *k);
+            let absent = !model.contains_key(key);
+            if absent {
+                model.insert(key.to_vec(), v.clone());
+            }
+            assert_eq!(tree.insert_if_absent(key, v).unwrap(), absent);
+        }
+        Op::Remove(k) => {
+            let key = pick(pool, *k);
+            assert_eq!(tree.remove(key).unwrap(), model.remove(key));
+        }
+        Op::Get(k) => {
+            let key = pick(pool, *k);
+            assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
+            let mut missing = key.to_vec();
+            missing.push(0x5A);
+            assert_eq!(
+                tree.get(&missing).unwrap(),
+                model.get(&missing).map(Vec::as_slice)
+            );
+        }
+        Op::Range(a, b, directions) => {
+            let lower = map_bound(pool, a);
+            let upper = map_bound(pool, b);
+            if !valid_range(&lower, &upper) {
+                return;
+            }
+            let mut ours = tree.range::<Vec<u8>, _>((lower.clone(), upper.clone()));
+            let mut theirs = model.range((lower, upper));
+            for &from_front in directions.iter().chain(std::iter::repeat(&true).take(200)) {
+                let (got, want) = if from_front {
+                    (ours.next(), theirs.next())
+                } else {
+                    (ours.next_back(), theirs.next_back())
+                };
+                let got = got.map(|r| r.map(|(k, v)| (k, v.to_vec())).unwrap());
+                let want = want.map(|(k, v)| (k.clone(), v.clone()));
+                assert_eq!(got, want, "range step");
+                if want.is_none() {
+                    break;
+                }
+            }
+        }
+        Op::Prefix(k, n) => {
+            let key = pick(pool, *k);
+            let prefix = &key[..(*n).min(key.len())];
+            let got: Vec<Vec<u8>> = tree.prefix(prefix).map(|r| r.unwrap().0).collect();
+            let want: Vec<Vec<u8>> = model
+                .keys()
+                .filter(|key| key.starts_with(prefix))
+                .cloned()
+                .collect();
+            assert_eq!(got, want, "prefix {prefix:?}");
+            let got_back: Vec<Vec<u8>> = tree.prefix(prefix).rev().map(|r| r.unwrap().0).collect();
+            assert_eq!(got_back, want.into_iter().rev().collect::<Vec<_>>());
+        }
+        Op::Cursor(k, at_or_before, steps) => {
+            cursor_walk(tree, model, pick(pool, *k), *at_or_before, steps)
+        }
+        Op::FirstLast => {
+            let first = tree.first().unwrap().map(|(k, v)| (k, v.to_vec()));
+            assert_eq!(
+                first,
+                model.first_key_value().map(|(k, v)| (k.clone(), v.clone()))
+            );
+            let last = tree.last().unwrap().map(|(k, v)| (k, v.to_vec()));
+            assert_eq!(
+                last,
+                model.last_key_value().map(|(k, v)| (k.clone(), v.clone()))
+            );
+        }
+        Op::Snapshot => {
+            if snapshots.len() < 8 {
+                snapshots.push((tree.snapshot(), model.clone()));
+            } else {
+                let (snapshot, frozen) = snapshots.remove(0);
+                check_snapshot(&snapshot, &frozen);
+            }
+        }
+    }
+}
+
+fn cursor_walk(tree: &Tree, model: &Model, target: &[u8], at_or_before: bool, steps: &[bool]) {
+    let keys: Vec<&Vec<u8>> = model.keys().collect();
+    let mut cursor = tree.cursor();
+    let mut position = if at_or_before {
+        assert_eq!(
+            cursor.seek_at_or_before(target).unwrap(),
+            model.range(..=target.to_vec()).next_back().is_some()
+        );
+        keys.iter().rposition(|k| k.as_slice() <= target)
+    } else {
+        assert_eq!(
+            cursor.seek(target).unwrap(),
+            model.range(target.to_vec()..).next().is_some()
+        );
+        keys.iter().position(|k| k.as_slice() >= target)
+    };
+    for &forward in std::iter::once(&true).take(0).chain(steps) {
+        match position {
+            Some(i) => {
+                assert!(cursor.is_valid());
+                assert_eq!(cursor.key(), keys[i].as_slice());
+                assert_eq!(cursor.value(), model[keys[i]].as_slice());
+            }
+            None => assert!(!cursor.is_valid()),
+        }
+        let moved = if forward {
+            cursor.next().unwrap()
+        } else {
+            cursor.prev().unwrap()
+        };
+        position = match position {
+            Some(i) if forward && i + 1 < keys.len() => Some(i + 1),
+            Some(i) if !forward && i > 0 => Some(i - 1),
+            _ => None,
+        };
+        assert_eq!(moved, position.is_some());
+    }
+}
+
+fn pool_and_ops(
+    key: impl Strategy<Value = Vec<u8>>,
+    pool_len: std::ops::Range<usize>,
+) -> impl Strategy<Value = (Vec<Vec<u8>>, Vec<Op>)> {
+    (
+        proptest::collection::vec(key, pool_len),
+        proptest::collection::vec(op(), 1..400),
+    )
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn dense_integers(case in pool_and_ops((0u32..600).prop_map(|i| i.to_be_bytes().to_vec()), 1..600)) {
+        run(case.0, case.1);
+    }
+
+    #[test]
+    fn sparse_u64(case in pool_and_ops(any::<u64>().prop_map(|i| i.to_be_bytes().to_vec()), 1..300)) {
+        run(case.0, case.1);
+    }
+
+    #[test]
+    fn random_byte_strings(case in pool_and_ops(proptest::collection::vec(any::<u8>(), 0..64), 1..200)) {
+        run(case.0, case.1);
+    }
+
+    #[test]
+    fn long_shared_prefixes(case in pool_and_ops(
+        (0usize..3, proptest::collection::vec(0u8..4, 0..6)).prop_map(|(p, tail)| {
+            let mut key = vec![b'p'; 20 + p * 7];
+            key.extend(tail);
+            key
+        }),
+        1..200,
+    )) {
+        run(case.0, case.1);
+    }
+
+    #[test]
+    fn prefixes_of_each_other(case in pool_and_ops(proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b')], 0..9), 1..120)) {
+        run(case.0, case.1);
+    }
+}
