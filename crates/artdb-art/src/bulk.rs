@@ -1,17 +1,22 @@
-//! `bulk_build`: a tree from sorted pairs in one pass, every node built once at its final size.
+//! Bulk building from sorted pairs in one pass, every node built once at its final size:
+//! [`Tree::bulk_build`] (in memory) and [`Tree::bulk_persist`] (streamed through a `NodeSink`,
+//! each node written as soon as its subtree is complete, O(key length) memory).
 //!
 //! The build keeps the open nodes of the rightmost path (a stack with strictly increasing
 //! branch positions `end`) and the last key still pending placement. For each new key with
 //! longest common prefix `l` with the pending key, the open nodes branching beyond `l` are
 //! complete: the pending entry goes into the deepest, which is built (smallest kind that fits,
 //! prefix = the bytes between its parent's branch position and its own) and becomes pending in
-//! turn. A node branching at `l` is then opened if none is. Memory: O(key length) open nodes.
+//! turn. A node branching at `l` is then opened if none is.
 
+use crate::cow;
 use crate::cursor::common_prefix_len;
 use crate::node::{self, build_inner, EntryList, Shape};
-use crate::read::check_key;
+use crate::persist::{checked_write, write_leaf, NodeSink};
+use crate::read::{check_key, Resolver};
 use crate::tree::{check_value, value_word, Tree};
-use crate::Error;
+use crate::word::{self, Word};
+use crate::{ChildWord, Error};
 
 /// A node of the rightmost path, still open.
 struct OpenNode {
@@ -29,58 +34,92 @@ enum Pending {
     Node(u64),
 }
 
-struct Builder {
+struct Builder<'s> {
     stack: Vec<OpenNode>,
     last: Vec<u8>,
     pending: Option<Pending>,
-    version: u64,
+    /// Where finished words go: `None` keeps them on the heap.
+    sink: Option<&'s mut dyn NodeSink>,
 }
 
-impl Builder {
-    fn place(&mut self, node_index: usize) {
-        let Some(pending) = self.pending.take() else {
-            return;
+impl Builder<'_> {
+    /// A finished word: kept on the heap, or written to the sink and freed.
+    fn emit(&mut self, bits: u64) -> Result<u64, Error> {
+        let Some(sink) = self.sink.as_deref_mut() else {
+            return Ok(bits);
         };
-        let open = &mut self.stack[node_index];
+        let offset = match word::decode(bits) {
+            Word::HeapLeaf(_) => write_leaf(&Resolver { source: None }, sink, bits)?,
+            Word::HeapNode(address) => {
+                // SAFETY: a node the builder just made; nothing else references it.
+                let inner = unsafe { node::heap_inner(address) };
+                let mut image = inner.image.to_vec();
+                image[8..16].fill(0); // version: persisted images carry 0
+                let mut children_max = word::decode(word::load(inner.value_slot())).persisted();
+                let mut start = 0usize;
+                while let Some((byte, slot)) = inner.next_from(start) {
+                    let child = word::decode(word::load(slot)).persisted();
+                    children_max = children_max.max(child);
+                    start = byte as usize + 1;
+                }
+                checked_write(sink, &image, children_max)?
+            }
+            _ => return Ok(bits),
+        };
+        // SAFETY: the image was copied to the sink above and nothing references the heap copy.
+        unsafe { cow::free_word(bits) };
+        Ok(word::persisted(offset))
+    }
+
+    fn place(&mut self, node_index: usize) -> Result<(), Error> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let end = self.stack[node_index].end;
         match pending {
             Pending::Key(key, value) => {
-                if key.len() == open.end {
-                    open.value = value_word(&[], &value);
+                if key.len() == end {
+                    let bits = self.emit(value_word(&[], &value))?;
+                    self.stack[node_index].value = bits;
                 } else {
-                    open.entries
-                        .push((key[open.end], value_word(&key[open.end + 1..], &value)));
+                    let bits = self.emit(value_word(&key[end + 1..], &value))?;
+                    self.stack[node_index].entries.push((key[end], bits));
                 }
             }
-            Pending::Node(word) => open.entries.push((self.last[open.end], word)),
+            Pending::Node(bits) => self.stack[node_index].entries.push((self.last[end], bits)),
         }
+        Ok(())
     }
 
     /// Completes the top open node under a parent branching at `parent_end` (None: the root).
-    fn close_top(&mut self, parent_end: Option<usize>) {
+    fn close_top(&mut self, parent_end: Option<usize>) -> Result<(), Error> {
         let top_index = self.stack.len() - 1;
-        self.place(top_index);
-        let Some(open) = self.stack.pop() else { return };
+        self.place(top_index)?;
+        let Some(open) = self.stack.pop() else {
+            return Ok(());
+        };
         let depth = parent_end.map_or(0, |end| end + 1);
         let mut entries = EntryList::new();
-        for &(byte, word) in &open.entries {
-            entries.push(byte, word);
+        for &(byte, bits) in &open.entries {
+            entries.push(byte, bits);
         }
         let shape = Shape {
             prefix: &self.last[depth..open.end],
             depth,
-            version: self.version,
+            version: 1,
             value: open.value,
         };
-        let word = build_inner(node::kind_for(entries.len()), &shape, &entries);
-        self.pending = Some(Pending::Node(word));
+        let bits = build_inner(node::kind_for(entries.len()), &shape, &entries);
+        self.pending = Some(Pending::Node(self.emit(bits)?));
+        Ok(())
     }
 
-    fn add(&mut self, key: &[u8], value: &[u8]) {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), Error> {
         let common = common_prefix_len(&self.last, key);
         while self.stack.last().is_some_and(|top| top.end > common) {
             let next_end = self.stack.len().checked_sub(2).map(|i| self.stack[i].end);
             let parent_end = next_end.map_or(common, |end| end.max(common));
-            self.close_top(Some(parent_end));
+            self.close_top(Some(parent_end))?;
         }
         if self.stack.last().map_or(true, |top| top.end < common) {
             self.stack.push(OpenNode {
@@ -90,21 +129,73 @@ impl Builder {
             });
         }
         let top_index = self.stack.len() - 1;
-        self.place(top_index);
+        self.place(top_index)?;
         self.pending = Some(Pending::Key(key.to_vec(), value.to_vec()));
         self.last.clear();
         self.last.extend_from_slice(key);
+        Ok(())
     }
 
-    fn finish(mut self) -> u64 {
+    fn finish(&mut self) -> Result<u64, Error> {
         while !self.stack.is_empty() {
             let parent_end = self.stack.len().checked_sub(2).map(|i| self.stack[i].end);
-            self.close_top(parent_end);
+            self.close_top(parent_end)?;
         }
         match self.pending.take() {
-            Some(Pending::Key(key, value)) => value_word(&key, &value),
-            Some(Pending::Node(word)) => word,
-            None => 0,
+            Some(Pending::Key(key, value)) => self.emit(value_word(&key, &value)),
+            Some(Pending::Node(bits)) => Ok(bits),
+            None => Ok(0),
+        }
+    }
+
+    /// Feeds all pairs; returns the count.
+    fn feed<I, K, V>(&mut self, pairs: I) -> Result<u64, Error>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let mut len = 0u64;
+        for (index, (key, value)) in pairs.into_iter().enumerate() {
+            let (key, value) = (key.as_ref(), value.as_ref());
+            check_key(key)?;
+            check_value(value)?;
+            if index == 0 {
+                self.pending = Some(Pending::Key(key.to_vec(), value.to_vec()));
+                self.last.extend_from_slice(key);
+            } else {
+                match key.cmp(self.last.as_slice()) {
+                    std::cmp::Ordering::Less => {
+                        return Err(Error::Unsorted {
+                            index: index as u64,
+                        })
+                    }
+                    std::cmp::Ordering::Equal => {
+                        return Err(Error::Duplicate {
+                            index: index as u64,
+                        })
+                    }
+                    std::cmp::Ordering::Greater => self.add(key, value)?,
+                }
+            }
+            len += 1;
+        }
+        Ok(len)
+    }
+
+    /// Frees every heap word still held by the builder (after an error).
+    fn discard(&mut self) {
+        let mut words: Vec<u64> = Vec::new();
+        for open in self.stack.drain(..) {
+            words.push(open.value);
+            words.extend(open.entries.iter().map(|&(_, bits)| bits));
+        }
+        if let Some(Pending::Node(bits)) = self.pending.take() {
+            words.push(bits);
+        }
+        for bits in words {
+            // SAFETY: built by this builder and referenced only by its open nodes, which are gone.
+            unsafe { cow::free_tree(bits) };
         }
     }
 }
@@ -122,40 +213,47 @@ impl Tree {
             stack: Vec::new(),
             last: Vec::new(),
             pending: None,
-            version: 1,
+            sink: None,
         };
-        let mut len = 0u64;
-        // Words built so far are owned by the builder until it finishes; on an error they are
-        // freed through a temporary tree holding them.
-        let result = (|| {
-            for (index, (key, value)) in pairs.into_iter().enumerate() {
-                let (key, value) = (key.as_ref(), value.as_ref());
-                check_key(key)?;
-                check_value(value)?;
-                if index > 0 {
-                    match key.cmp(builder.last.as_slice()) {
-                        std::cmp::Ordering::Less => {
-                            return Err(Error::Unsorted {
-                                index: index as u64,
-                            })
-                        }
-                        std::cmp::Ordering::Equal => {
-                            return Err(Error::Duplicate {
-                                index: index as u64,
-                            })
-                        }
-                        std::cmp::Ordering::Greater => builder.add(key, value),
-                    }
-                } else {
-                    builder.pending = Some(Pending::Key(key.to_vec(), value.to_vec()));
-                    builder.last.extend_from_slice(key);
-                }
-                len += 1;
+        let result = builder
+            .feed(pairs)
+            .and_then(|len| Ok((builder.finish()?, len)));
+        match result {
+            Ok((root, len)) => Ok(Tree::with_root(root, len, None)),
+            Err(error) => {
+                builder.discard();
+                Err(error)
             }
-            Ok(())
-        })();
-        let root = builder.finish();
-        let tree = Tree::with_root(root, len, None);
-        result.map(|()| tree)
+        }
+    }
+
+    /// Builds the persisted images of a tree from sorted pairs straight into `sink`, each node
+    /// written as soon as its subtree is complete (children first), holding O(key length) nodes
+    /// in memory. Returns the root word and the number of keys; open it with [`Tree::open`].
+    pub fn bulk_persist<I, K, V>(
+        pairs: I,
+        sink: &mut dyn NodeSink,
+    ) -> Result<(ChildWord, u64), Error>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let mut builder = Builder {
+            stack: Vec::new(),
+            last: Vec::new(),
+            pending: None,
+            sink: Some(sink),
+        };
+        let result = builder
+            .feed(pairs)
+            .and_then(|len| Ok((builder.finish()?, len)));
+        match result {
+            Ok((root, len)) => Ok((ChildWord::from_trusted_bits(root), len)),
+            Err(error) => {
+                builder.discard();
+                Err(error)
+            }
+        }
     }
 }

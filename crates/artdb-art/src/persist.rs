@@ -33,9 +33,10 @@ pub trait NodeSource: Send + Sync {
 
 /// Receives node images written by [`Tree::persist`] (implemented by the engine's store).
 pub trait NodeSink {
-    /// Stores `image` and returns its offset: a multiple of 8, larger than the offset of every
-    /// image written before it in the same `persist` call.
-    fn write(&mut self, image: &[u8]) -> Result<u64, Error>;
+    /// Stores `image` and returns its offset: a multiple of 8 and greater than
+    /// `children_offset_max`, the largest offset of a persisted child named in the image (`None`
+    /// if it names none, e.g. a leaf). Offsets need not grow otherwise, so space can be reused.
+    fn write(&mut self, image: &[u8], children_offset_max: Option<u64>) -> Result<u64, Error>;
 }
 
 /// Node images in a byte vector: a [`NodeSink`] while being written, a [`NodeSource`] after.
@@ -62,7 +63,7 @@ impl MemoryNodeStore {
 }
 
 impl NodeSink for MemoryNodeStore {
-    fn write(&mut self, image: &[u8]) -> Result<u64, Error> {
+    fn write(&mut self, image: &[u8], _children_offset_max: Option<u64>) -> Result<u64, Error> {
         let offset = self.bytes.len() as u64;
         self.bytes.extend_from_slice(image);
         let padded = self.bytes.len().div_ceil(8) * 8;
@@ -119,8 +120,12 @@ impl PendingNode {
     }
 }
 
-fn checked_write(sink: &mut dyn NodeSink, image: &[u8], above: Option<u64>) -> Result<u64, Error> {
-    let offset = sink.write(image)?;
+pub(crate) fn checked_write(
+    sink: &mut dyn NodeSink,
+    image: &[u8],
+    above: Option<u64>,
+) -> Result<u64, Error> {
+    let offset = sink.write(image, above)?;
     if offset % 8 != 0 || offset >= 1 << 63 {
         return Err(Error::Storage(format!(
             "the node sink returned unaligned offset {offset}"
@@ -128,7 +133,7 @@ fn checked_write(sink: &mut dyn NodeSink, image: &[u8], above: Option<u64>) -> R
     }
     if above.is_some_and(|child| offset <= child) {
         return Err(Error::Storage(format!(
-            "the node sink returned offset {offset}, not above a child written before it"
+            "the node sink returned offset {offset}, not above the children of the image"
         )));
     }
     Ok(offset)
@@ -216,7 +221,8 @@ impl Tree {
     }
 }
 
-/// Retires every heap image reachable from `root` (the tree is being replaced wholesale).
+/// Retires every heap image reachable from `root` (the tree is being replaced wholesale). Its
+/// persisted words are not released: the adopted persisted root still references them.
 fn retire_tree(writer: &mut crate::tree::Writer, root: u64) {
     let mut pending = vec![root];
     while let Some(bits) = pending.pop() {
@@ -230,11 +236,17 @@ fn retire_tree(writer: &mut crate::tree::Writer, root: u64) {
                 start = byte as usize + 1;
             }
         }
-        writer.retire(bits);
+        if !matches!(word::decode(bits), Word::Persisted(_)) {
+            writer.retire(bits);
+        }
     }
 }
 
-fn write_leaf(resolver: &Resolver<'_>, sink: &mut dyn NodeSink, bits: u64) -> Result<u64, Error> {
+pub(crate) fn write_leaf(
+    resolver: &Resolver<'_>,
+    sink: &mut dyn NodeSink,
+    bits: u64,
+) -> Result<u64, Error> {
     match resolver.resolve(bits, 0, None)? {
         Entry::Leaf(leaf) => {
             let len = leaf_image_len(leaf.suffix.len(), leaf.value.len());

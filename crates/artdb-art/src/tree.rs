@@ -46,6 +46,8 @@ pub(crate) struct Writer {
     pub len: u64,
     pub registry: Arc<Registry>,
     pub source: Option<Arc<dyn NodeSource>>,
+    /// Offsets of persisted nodes unlinked from the current tree (drained by the engine).
+    pub released_persisted: Vec<u64>,
 }
 
 impl Default for Tree {
@@ -75,6 +77,7 @@ impl Tree {
                 len,
                 registry: Registry::new(),
                 source,
+                released_persisted: Vec::new(),
             },
         }
     }
@@ -222,6 +225,38 @@ impl Tree {
         Cursor::new(self.view())
     }
 
+    /// Drains the offsets of persisted nodes (inner nodes and leaves) that the current version
+    /// no longer references, in the order they were unlinked. Snapshots taken before the unlink
+    /// may still read them: the engine reuses their space only once those snapshots are gone.
+    pub fn take_released_persisted(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.writer.released_persisted)
+    }
+
+    /// Calls `visit` with the offset of every persisted node (inner or leaf) reachable from the
+    /// current root, each once (a persisted image has exactly one parent).
+    pub fn for_each_persisted(&self, mut visit: impl FnMut(u64)) -> Result<(), Error> {
+        let view = self.view();
+        let mut pending = vec![(word::load(view.root), 0usize, None)];
+        while let Some((bits, depth, parent)) = pending.pop() {
+            if let Word::Persisted(offset) = word::decode(bits) {
+                visit(offset);
+            }
+            if let Entry::Inner(inner) = view.resolver.resolve(bits, depth, parent)? {
+                let end = depth + inner.prefix.len();
+                let value = word::load(inner.value_slot());
+                if value != 0 {
+                    pending.push((value, end, inner.persisted));
+                }
+                let mut start = 0usize;
+                while let Some((byte, slot)) = inner.next_from(start) {
+                    pending.push((word::load(slot), end + 1, inner.persisted));
+                    start = byte as usize + 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Retired nodes waiting for snapshots to go (for tests and stats).
     pub fn retired_len(&self) -> usize {
         self.writer.registry.retired_len()
@@ -285,6 +320,7 @@ impl Writer {
                     self.registry.retire(self.version, bits);
                 }
             }
+            Word::Persisted(offset) => self.released_persisted.push(offset),
             _ => {}
         }
     }

@@ -68,6 +68,16 @@ pub(crate) enum Word {
     Invalid,
 }
 
+impl Word {
+    /// The offset if this is a persisted word.
+    pub(crate) fn persisted(self) -> Option<u64> {
+        match self {
+            Word::Persisted(offset) => Some(offset),
+            _ => None,
+        }
+    }
+}
+
 /// Decodes the word stored in `slot`.
 #[inline]
 pub(crate) fn decode(bits: u64) -> Word {

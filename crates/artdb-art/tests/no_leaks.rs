@@ -1,0 +1,143 @@
+//! No leaks, no double frees: a counting global allocator shows that every byte is returned
+//! once the tree and all its snapshots are dropped, in any order, on any thread.
+//!
+//! This binary holds a single test so that no other test allocates concurrently.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use artdb_art::{MemoryNodeStore, Tree};
+use rand::{Rng, SeedableRng};
+
+struct Counting;
+
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE_BYTES.load(Ordering::SeqCst)
+}
+
+/// Builds a tree with snapshots interleaved with writes; returns them for dropping.
+fn scenario(seed: u64) -> (Tree, Vec<artdb_art::Snapshot>) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut tree = Tree::new();
+    let mut snapshots = Vec::new();
+    for round in 0..30 {
+        for _ in 0..300 {
+            let key: Vec<u8> = match rng.gen_range(0..3) {
+                0 => rng.gen_range(0u32..2000).to_be_bytes().to_vec(),
+                1 => rng.gen::<u64>().to_be_bytes().to_vec(),
+                _ => (0..rng.gen_range(0..10))
+                    .map(|_| rng.gen_range(b'a'..b'd'))
+                    .collect(),
+            };
+            if rng.gen_bool(0.35) {
+                tree.remove(&key).unwrap();
+            } else {
+                let value: Vec<u8> = (0..rng.gen_range(0..24)).map(|_| rng.gen()).collect();
+                tree.insert(&key, &value).unwrap();
+            }
+        }
+        if round % 2 == 0 {
+            let snapshot = tree.snapshot();
+            if round % 4 == 0 {
+                snapshots.push(snapshot.clone());
+            }
+            snapshots.push(snapshot);
+        }
+    }
+    (tree, snapshots)
+}
+
+#[test]
+fn all_memory_returned_in_any_drop_order() {
+    let seed = rand::random::<u64>();
+    println!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    // Warm-up: lazily initialised runtime state (stdout buffer, thread-locals) is allocated once.
+    {
+        let (tree, snapshots) = scenario(seed);
+        drop(tree);
+        drop(snapshots);
+    }
+    let baseline = live();
+
+    // Tree first, then snapshots in random order.
+    let (tree, mut snapshots) = scenario(seed);
+    drop(tree);
+    while !snapshots.is_empty() {
+        let index = rng.gen_range(0..snapshots.len());
+        snapshots.swap_remove(index);
+    }
+    drop(snapshots); // the emptied vector's own buffer
+    assert_eq!(live(), baseline, "tree first (seed {seed})");
+
+    // Snapshots first (random order), then the tree.
+    let (tree, mut snapshots) = scenario(seed ^ 1);
+    while !snapshots.is_empty() {
+        let index = rng.gen_range(0..snapshots.len());
+        snapshots.swap_remove(index);
+    }
+    drop(snapshots); // the emptied vector's own buffer
+    drop(tree);
+    assert_eq!(live(), baseline, "snapshots first (seed {seed})");
+
+    // Interleaved, some dropped on other threads.
+    let (tree, mut snapshots) = scenario(seed ^ 2);
+    let half = snapshots.split_off(snapshots.len() / 2);
+    let handle = std::thread::spawn(move || drop(half));
+    snapshots.truncate(snapshots.len() / 2);
+    drop(tree);
+    handle.join().unwrap();
+    drop(snapshots);
+    assert_eq!(live(), baseline, "interleaved (seed {seed})");
+
+    // Persisting and adopting the persisted root retires the heap tree safely.
+    let (mut tree, snapshots) = scenario(seed ^ 3);
+    let mut store = MemoryNodeStore::new();
+    let root = tree.persist(&mut store).unwrap();
+    let len = tree.len();
+    tree.adopt_persisted(root, len, std::sync::Arc::new(store))
+        .unwrap();
+    tree.insert(b"after adopt", b"x").unwrap();
+    drop(snapshots);
+    drop(tree);
+    assert_eq!(live(), baseline, "persist and adopt (seed {seed})");
+
+    // Bulk build, and a bulk build that fails midway.
+    let tree = Tree::bulk_build((0u32..5000).map(|i| (i.to_be_bytes(), [1u8; 9]))).unwrap();
+    drop(tree);
+    let bad = (0u32..5000).map(|i| ((if i == 4000 { 3 } else { i }).to_be_bytes(), [1u8; 9]));
+    assert!(Tree::bulk_build(bad).is_err());
+    assert_eq!(live(), baseline, "bulk build");
+}
