@@ -1,0 +1,416 @@
+//! `TidStore`: the set of (block, offset) ids, its options and its mutations.
+//!
+//! Each block is one key of the block tree; its value is either up to three embedded offsets or a
+//! handle to a bitmap in the bitmap storage (`value.rs`, `storage.rs`). Transitions between the
+//! forms, all made here:
+//!
+//! | from                | operation                      | to                              |
+//! | ------------------- | ------------------------------ | ------------------------------- |
+//! | absent              | `insert`, `set_block_offsets`  | embedded (1..=3) or bitmap (4+) |
+//! | embedded (3)        | `insert` of a 4th              | bitmap (`embedded_to_bitmap`)   |
+//! | bitmap (4)          | `remove` of one                | embedded (`shrink_bitmap`)      |
+//! | bitmap              | `set_block_offsets` of 1..=3   | embedded (bitmap freed)         |
+//! | any                 | `remove_block`, last `remove`, | absent                          |
+//! |                     | `set_block_offsets(&[])`       |                                 |
+//!
+//! Invariants: the representation is canonical (at most three offsets embedded, more as a bitmap
+//! sized to the highest offset); every offset lies in `1..=max_offset`; `len` is the number of
+//! ids. `verify` checks them all. In insert-only mode nothing is removed or replaced, so the
+//! arena never has to free.
+
+use crate::bitmap;
+use crate::storage::Storage;
+use crate::tree::BlockTree;
+use crate::value::{embedded_len, Handle, Value, EMBEDDED_OFFSETS_MAX};
+use crate::Error;
+
+/// The default largest offset: 2047, enough for any heap page of PostgreSQL's page sizes.
+pub const MAX_OFFSET_DEFAULT: u16 = 2047;
+
+/// How a [`TidStore`] is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TidStoreOptions {
+    /// The largest valid offset (offsets run from 1); larger offsets are
+    /// [`Error::OffsetOutOfRange`]. Default [`MAX_OFFSET_DEFAULT`].
+    pub max_offset: u16,
+    /// Allocate bitmaps from a bump arena that frees nothing (as PostgreSQL's vacuum does);
+    /// `remove`, `remove_block` and replacing an existing block are then
+    /// [`Error::InsertOnly`]. Default `false`.
+    pub insert_only: bool,
+}
+
+impl Default for TidStoreOptions {
+    fn default() -> Self {
+        TidStoreOptions {
+            max_offset: MAX_OFFSET_DEFAULT,
+            insert_only: false,
+        }
+    }
+}
+
+/// A compact set of (block, offset) ids on the adaptive radix tree.
+///
+/// ```
+/// use artdb_tidstore::TidStore;
+/// let mut dead = TidStore::new();
+/// dead.set_block_offsets(7, &[1, 4, 9, 12])?;
+/// dead.insert(8, 3)?;
+/// assert!(dead.contains(7, 9)? && !dead.contains(7, 10)?);
+/// assert_eq!(dead.len(), 5);
+/// let ids: Vec<(u32, u16)> = dead.ids().collect::<Result<_, _>>()?;
+/// assert_eq!(ids, [(7, 1), (7, 4), (7, 9), (7, 12), (8, 3)]);
+/// # Ok::<(), artdb_tidstore::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct TidStore {
+    pub(crate) tree: BlockTree,
+    pub(crate) storage: Storage,
+    pub(crate) options: TidStoreOptions,
+    pub(crate) len: u64,
+}
+
+impl Default for TidStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TidStore {
+    /// An empty store with the default options (offsets up to 2047, removals allowed).
+    pub fn new() -> TidStore {
+        TidStore {
+            tree: BlockTree::new(),
+            storage: Storage::heap(),
+            options: TidStoreOptions::default(),
+            len: 0,
+        }
+    }
+
+    /// An empty store with `options`; `max_offset` 0 is [`Error::InvalidMaxOffset`].
+    pub fn with_options(options: TidStoreOptions) -> Result<TidStore, Error> {
+        if options.max_offset == 0 {
+            return Err(Error::InvalidMaxOffset {
+                max_offset: options.max_offset,
+            });
+        }
+        let storage = if options.insert_only {
+            Storage::arena()
+        } else {
+            Storage::heap()
+        };
+        Ok(TidStore {
+            tree: BlockTree::new(),
+            storage,
+            options,
+            len: 0,
+        })
+    }
+
+    /// The options the store was created with.
+    pub fn options(&self) -> TidStoreOptions {
+        self.options
+    }
+
+    /// Number of ids in the store.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the store holds no id.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of blocks with at least one id.
+    pub fn block_count(&self) -> u64 {
+        self.tree.len()
+    }
+
+    /// Heap bytes the store holds: the tree's nodes plus the bitmap storage (including arena
+    /// words abandoned by growth, which insert-only mode never frees).
+    pub fn memory_usage(&self) -> usize {
+        std::mem::size_of::<Self>() + self.tree.memory_bytes() + self.storage.bytes()
+    }
+
+    /// Whether `(block, offset)` is in the store.
+    #[inline]
+    pub fn contains(&self, block: u32, offset: u16) -> Result<bool, Error> {
+        self.check_offset(block, offset)?;
+        match self.tree.get(block)? {
+            None => Ok(false),
+            Some(Value::Embedded(offsets)) => Ok(offsets.contains(&offset)),
+            Some(Value::Bitmap(handle)) => {
+                Ok(bitmap::contains(self.bitmap(block, handle)?, offset))
+            }
+        }
+    }
+
+    /// Adds `(block, offset)`; returns whether it was absent.
+    pub fn insert(&mut self, block: u32, offset: u16) -> Result<bool, Error> {
+        self.check_offset(block, offset)?;
+        let inserted = match self.tree.get(block)? {
+            None => {
+                self.tree.set(block, &Value::embedded(&[offset]).encode())?;
+                true
+            }
+            Some(Value::Embedded(offsets)) => self.insert_embedded(block, offsets, offset)?,
+            Some(Value::Bitmap(handle)) => self.insert_bitmap(block, handle, offset)?,
+        };
+        self.len += u64::from(inserted);
+        Ok(inserted)
+    }
+
+    /// Replaces the offsets of `block` with `offsets` (strictly ascending, each in
+    /// `1..=max_offset`); an empty slice removes the block. This is vacuum's pattern: collect a
+    /// block's dead offsets, then set them at once.
+    ///
+    /// In insert-only mode a block that already has offsets cannot be replaced
+    /// ([`Error::InsertOnly`]).
+    pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
+        self.check_offsets(block, offsets)?;
+        let old = self.tree.get(block)?;
+        if old.is_some() && self.options.insert_only {
+            return Err(Error::InsertOnly {
+                block,
+                operation: "replace the offsets",
+            });
+        }
+        let old_count = match old {
+            Some(value) => self.value_len(block, value)?,
+            None => 0,
+        };
+        match (old, offsets.len()) {
+            (None, 0) => {}
+            (Some(old), 0) => self.remove_value(block, old)?,
+            (old, 1..=EMBEDDED_OFFSETS_MAX) => {
+                self.tree.set(block, &Value::embedded(offsets).encode())?;
+                if let Some(Value::Bitmap(handle)) = old {
+                    self.storage.free(handle);
+                }
+            }
+            (old, _) => self.set_bitmap(block, old, offsets)?,
+        }
+        self.len = self.len - old_count as u64 + offsets.len() as u64;
+        Ok(())
+    }
+
+    /// Removes `(block, offset)`; returns whether it was present. Not in insert-only mode.
+    pub fn remove(&mut self, block: u32, offset: u16) -> Result<bool, Error> {
+        self.check_offset(block, offset)?;
+        if self.options.insert_only {
+            return Err(Error::InsertOnly {
+                block,
+                operation: "remove an offset",
+            });
+        }
+        let removed = match self.tree.get(block)? {
+            None => false,
+            Some(Value::Embedded(offsets)) => self.remove_embedded(block, offsets, offset)?,
+            Some(Value::Bitmap(handle)) => self.remove_from_bitmap(block, handle, offset)?,
+        };
+        self.len -= u64::from(removed);
+        Ok(removed)
+    }
+
+    /// Removes every offset of `block`; returns how many there were. Not in insert-only mode.
+    pub fn remove_block(&mut self, block: u32) -> Result<usize, Error> {
+        if self.options.insert_only {
+            return Err(Error::InsertOnly {
+                block,
+                operation: "remove the block",
+            });
+        }
+        let Some(old) = self.tree.get(block)? else {
+            return Ok(0);
+        };
+        let count = self.value_len(block, old)?;
+        self.remove_value(block, old)?;
+        self.len -= count as u64;
+        Ok(count)
+    }
+
+    fn check_offset(&self, block: u32, offset: u16) -> Result<(), Error> {
+        if offset == 0 || offset > self.options.max_offset {
+            let max_offset = self.options.max_offset;
+            return Err(Error::OffsetOutOfRange {
+                block,
+                offset,
+                max_offset,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_offsets(&self, block: u32, offsets: &[u16]) -> Result<(), Error> {
+        for (index, &offset) in offsets.iter().enumerate() {
+            self.check_offset(block, offset)?;
+            if index > 0 && offsets[index - 1] >= offset {
+                return Err(Error::OffsetsUnsorted { block, index });
+            }
+        }
+        Ok(())
+    }
+
+    /// The words of a block's bitmap.
+    #[inline]
+    pub(crate) fn bitmap(&self, block: u32, handle: Handle) -> Result<&[u64], Error> {
+        let kind = "its bitmap handle names no bitmap";
+        self.storage
+            .get(handle)
+            .ok_or(Error::CorruptValue { block, kind })
+    }
+
+    fn bitmap_mut(&mut self, block: u32, handle: Handle) -> Result<&mut [u64], Error> {
+        let kind = "its bitmap handle names no bitmap";
+        self.storage
+            .get_mut(handle)
+            .ok_or(Error::CorruptValue { block, kind })
+    }
+
+    /// Number of offsets in a block's value.
+    pub(crate) fn value_len(&self, block: u32, value: Value) -> Result<usize, Error> {
+        match value {
+            Value::Embedded(offsets) => Ok(embedded_len(&offsets)),
+            Value::Bitmap(handle) => Ok(bitmap::count(self.bitmap(block, handle)?)),
+        }
+    }
+
+    /// Drops a block's value from the tree and frees its bitmap.
+    fn remove_value(&mut self, block: u32, old: Value) -> Result<(), Error> {
+        self.tree.remove(block)?;
+        if let Value::Bitmap(handle) = old {
+            self.storage.free(handle);
+        }
+        Ok(())
+    }
+
+    fn insert_embedded(
+        &mut self,
+        block: u32,
+        offsets: [u16; EMBEDDED_OFFSETS_MAX],
+        offset: u16,
+    ) -> Result<bool, Error> {
+        if offsets.contains(&offset) {
+            return Ok(false);
+        }
+        let count = embedded_len(&offsets);
+        let mut merged = [0u16; EMBEDDED_OFFSETS_MAX + 1];
+        merged[..count].copy_from_slice(&offsets[..count]);
+        merged[count] = offset;
+        let merged = &mut merged[..=count];
+        merged.sort_unstable();
+        if merged.len() <= EMBEDDED_OFFSETS_MAX {
+            self.tree.set(block, &Value::embedded(merged).encode())?;
+        } else {
+            self.embedded_to_bitmap(block, merged)?;
+        }
+        Ok(true)
+    }
+
+    /// A block outgrows the child word: its offsets move to a fresh bitmap.
+    fn embedded_to_bitmap(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
+        let highest = offsets.last().copied().unwrap_or(0);
+        let handle = self.storage.alloc(bitmap::words_for(highest))?;
+        bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
+        self.tree.set(block, &Value::Bitmap(handle).encode())
+    }
+
+    fn insert_bitmap(&mut self, block: u32, handle: Handle, offset: u16) -> Result<bool, Error> {
+        let words = bitmap::words_for(offset);
+        let handle = if words > usize::from(handle.words) {
+            let kind = "its bitmap handle names no bitmap";
+            let grown = self.storage.resize(handle, words)?;
+            let grown = grown.ok_or(Error::CorruptValue { block, kind })?;
+            if grown != handle {
+                self.tree.set(block, &Value::Bitmap(grown).encode())?;
+            }
+            grown
+        } else {
+            handle
+        };
+        Ok(bitmap::set(self.bitmap_mut(block, handle)?, offset))
+    }
+
+    /// Writes `offsets` (more than three) as the block's bitmap, reusing the old one in place
+    /// when it already has the right size.
+    fn set_bitmap(&mut self, block: u32, old: Option<Value>, offsets: &[u16]) -> Result<(), Error> {
+        let words = bitmap::words_for(offsets.last().copied().unwrap_or(0));
+        let handle = match old {
+            Some(Value::Bitmap(handle)) => {
+                let kind = "its bitmap handle names no bitmap";
+                self.storage
+                    .resize(handle, words)?
+                    .ok_or(Error::CorruptValue { block, kind })?
+            }
+            _ => self.storage.alloc(words)?,
+        };
+        bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
+        if old != Some(Value::Bitmap(handle)) {
+            self.tree.set(block, &Value::Bitmap(handle).encode())?;
+        }
+        Ok(())
+    }
+
+    fn remove_embedded(
+        &mut self,
+        block: u32,
+        offsets: [u16; EMBEDDED_OFFSETS_MAX],
+        offset: u16,
+    ) -> Result<bool, Error> {
+        let Some(position) = offsets.iter().position(|&o| o == offset) else {
+            return Ok(false);
+        };
+        let count = embedded_len(&offsets);
+        let mut rest = [0u16; EMBEDDED_OFFSETS_MAX];
+        let mut kept = 0;
+        for (i, &o) in offsets[..count].iter().enumerate() {
+            if i != position {
+                rest[kept] = o;
+                kept += 1;
+            }
+        }
+        if kept == 0 {
+            self.tree.remove(block)?;
+        } else {
+            self.tree
+                .set(block, &Value::embedded(&rest[..kept]).encode())?;
+        }
+        Ok(true)
+    }
+
+    fn remove_from_bitmap(
+        &mut self,
+        block: u32,
+        handle: Handle,
+        offset: u16,
+    ) -> Result<bool, Error> {
+        let words = self.bitmap_mut(block, handle)?;
+        if !bitmap::clear(words, offset) {
+            return Ok(false);
+        }
+        self.shrink_bitmap(block, handle)?;
+        Ok(true)
+    }
+
+    /// Restores the canonical form after a bitmap lost an offset: back into the child word at
+    /// three offsets, otherwise sized down to its (possibly lower) highest offset.
+    fn shrink_bitmap(&mut self, block: u32, handle: Handle) -> Result<(), Error> {
+        let words = self.bitmap(block, handle)?;
+        if bitmap::count(words) <= EMBEDDED_OFFSETS_MAX {
+            let lowest = bitmap::lowest::<EMBEDDED_OFFSETS_MAX>(words);
+            self.tree.set(block, &Value::Embedded(lowest).encode())?;
+            self.storage.free(handle);
+            return Ok(());
+        }
+        let needed = bitmap::words_for(bitmap::highest(words).unwrap_or(0));
+        if needed < usize::from(handle.words) {
+            let kind = "its bitmap handle names no bitmap";
+            let shrunk = self.storage.resize(handle, needed)?;
+            let shrunk = shrunk.ok_or(Error::CorruptValue { block, kind })?;
+            if shrunk != handle {
+                self.tree.set(block, &Value::Bitmap(shrunk).encode())?;
+            }
+        }
+        Ok(())
+    }
+}
