@@ -233,3 +233,28 @@ impl Error {
         move |source| Error::Io { op, source }
     }
 }
+
+/// Maps a tree error to the engine's error.
+pub(crate) fn from_tree(error: artdb_art::Error) -> Error {
+    match error {
+        artdb_art::Error::KeyTooLarge { len, max } => Error::KeyTooLarge { len, max },
+        artdb_art::Error::ValueTooLarge { len, max } => Error::ValueTooLarge { len, max },
+        artdb_art::Error::Unsorted { index } => Error::Unsorted { index },
+        artdb_art::Error::Duplicate { index } => Error::Duplicate { index },
+        artdb_art::Error::Persisted { offset, reason } => Error::Corruption {
+            at: offset,
+            kind: CorruptionKind::Node(reason),
+        },
+        artdb_art::Error::BadRoot { bits } => Error::Corruption {
+            at: 0,
+            kind: CorruptionKind::Node(format!("bad table root word {bits:#018x}")),
+        },
+        other => Error::Tree(other.to_string()),
+    }
+}
+
+impl From<artdb_art::Error> for Error {
+    fn from(error: artdb_art::Error) -> Error {
+        from_tree(error)
+    }
+}

@@ -25,16 +25,19 @@
 //! not depend on the size of the database. The space map is read at the first checkpoint.
 
 mod format;
+/// Little-endian field helpers shared with the catalog.
+pub(crate) mod format_helpers {
+    pub(crate) use super::format::{get_u16, get_u32, get_u64};
+}
 mod page;
 mod source;
 mod space;
 mod writer;
 
 pub use format::{BlobRef, Header, Superblock, DATA_OFFSET, PAGE_SIZE, SUPERBLOCK_OFFSETS};
-pub use page::{NODE_IMAGE_ALIGN, PACKED_IMAGE_LEN_MAX, PAGE_HEADER_LEN};
 pub use source::PageSource;
 pub use space::SpaceMap;
-pub use writer::{PageWriter, WriteCounts};
+pub use writer::{PageWriter, TreeSink, WriteCounts};
 
 use crate::error::{CorruptionKind, Error, Result};
 use crate::io::Storage;
@@ -182,11 +185,6 @@ impl Store {
         }
         // ok: set just above when it was None.
         self.space.as_mut().ok_or(Error::Poisoned)
-    }
-
-    /// The space map (loaded on first use).
-    pub fn space_map(&mut self) -> Result<&SpaceMap> {
-        Ok(&*self.space()?)
     }
 
     /// Step 1 of a checkpoint or bulk load: a sink for node images (see the module docs).

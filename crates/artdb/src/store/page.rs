@@ -8,7 +8,7 @@
 //! The CRC32C covers bytes 4.. of the page (or of the whole extent), header fields included; it is
 //! checked the first time a process uses the page (see `source`) and in full by `verify`.
 
-use super::format::{get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZE};
+use super::format::{get_u32, put_u16, put_u32, put_u64, PAGE_SIZE};
 
 /// Length of a page header in bytes; the first image of a page starts here.
 pub const PAGE_HEADER_LEN: usize = 24;
@@ -55,24 +55,18 @@ pub fn seal(page: &mut [u8], kind: u8, used: u16, generation: u64) {
 /// The fields of a page header, unchecked.
 #[derive(Debug, Clone, Copy)]
 pub struct PageHeader {
-    /// Stored checksum.
-    pub crc: u32,
     /// `PAGE_KIND_PACKED` or `PAGE_KIND_EXTENT` in a valid page.
     pub kind: u8,
     /// Pages covered by the checksum (1 for a packed page).
     pub extent_pages: u32,
-    /// Checkpoint generation that wrote the page.
-    pub generation: u64,
 }
 
 impl PageHeader {
     /// Reads the header fields from the first `PAGE_HEADER_LEN` bytes of `bytes`.
     pub fn read(bytes: &[u8]) -> PageHeader {
         PageHeader {
-            crc: get_u32(bytes, PAGE_CRC_AT),
             kind: bytes[PAGE_KIND_AT],
             extent_pages: get_u32(bytes, PAGE_EXTENT_PAGES_AT),
-            generation: get_u64(bytes, PAGE_GENERATION_AT),
         }
     }
 }

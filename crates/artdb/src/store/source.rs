@@ -183,11 +183,6 @@ impl PageSource {
     pub fn check_page(&self, page: u64) -> Result<u64> {
         self.verify_page(self.window(), page, self.data_end())
     }
-
-    /// The storage under this source.
-    pub fn storage(&self) -> &Arc<dyn Storage> {
-        &self.storage
-    }
 }
 
 impl std::fmt::Debug for PageSource {
@@ -195,5 +190,20 @@ impl std::fmt::Debug for PageSource {
         f.debug_struct("PageSource")
             .field("data_end", &self.data_end())
             .finish()
+    }
+}
+
+/// The tree reads persisted nodes through this (DESIGN.md: the store implements the tree's
+/// trait). Errors keep their offset: `Error::Persisted { offset }` maps back to
+/// `Error::Corruption { at: offset }` in the engine.
+impl artdb_art::NodeSource for PageSource {
+    fn node_image(&self, offset: u64) -> std::result::Result<&[u8], artdb_art::Error> {
+        PageSource::node_image(self, offset).map_err(|error| match error {
+            Error::Corruption { at, kind } => artdb_art::Error::Persisted {
+                offset: at,
+                reason: kind.to_string(),
+            },
+            other => artdb_art::Error::Storage(other.to_string()),
+        })
     }
 }

@@ -261,20 +261,6 @@ impl SpaceMap {
         Ok(map)
     }
 
-    /// Pages per entry kind: (free, nodes, extent tails, meta) for stats.
-    pub fn census(&self) -> (u64, u64, u64, u64) {
-        let mut census = (0, 0, 0, 0);
-        for &entry in &self.counts[DATA_PAGE_FIRST as usize..] {
-            match entry {
-                FREE => census.0 += 1,
-                EXTENT_TAIL => census.2 += 1,
-                META => census.3 += 1,
-                _ => census.1 += 1,
-            }
-        }
-        census
-    }
-
     /// Node count per page, for `verify` to compare with what the trees reach.
     pub fn entries(&self) -> &[u16] {
         &self.counts

@@ -224,9 +224,45 @@ impl<'s> PageWriter<'s> {
                 .flat_map(|(first, pages)| first..first + pages),
         );
     }
+}
 
-    /// Generation the pages are stamped with.
-    pub fn generation(&self) -> u64 {
-        self.generation
+/// The tree's sink over a [`PageWriter`]. The engine's error is kept aside so that the typed I/O
+/// error, not the tree's string, reaches the caller.
+pub struct TreeSink<'w, 's> {
+    writer: &'w mut PageWriter<'s>,
+    /// The engine error behind the last `Error::Storage` returned to the tree.
+    pub error: Option<Error>,
+}
+
+impl<'w, 's> TreeSink<'w, 's> {
+    /// A sink writing through `writer`.
+    pub fn new(writer: &'w mut PageWriter<'s>) -> TreeSink<'w, 's> {
+        TreeSink {
+            writer,
+            error: None,
+        }
+    }
+
+    /// Converts an error from the tree, preferring the engine error kept aside.
+    pub fn convert(&mut self, error: artdb_art::Error) -> Error {
+        self.error
+            .take()
+            .unwrap_or_else(|| crate::error::from_tree(error))
+    }
+}
+
+impl artdb_art::NodeSink for TreeSink<'_, '_> {
+    fn write(
+        &mut self,
+        image: &[u8],
+        children_offset_max: Option<u64>,
+    ) -> std::result::Result<u64, artdb_art::Error> {
+        self.writer
+            .write_image(image, children_offset_max)
+            .map_err(|error| {
+                let message = error.to_string();
+                self.error = Some(error);
+                artdb_art::Error::Storage(message)
+            })
     }
 }

@@ -1,0 +1,557 @@
+//! db: the public API. [`Db`] (create, open, tables, read, write, checkpoint, close, stats,
+//! verify, bulk load) over the store.
+//!
+//! Concurrency: one writer at a time (the writer lock, held by a [`WriteTxn`] or a checkpoint);
+//! any number of readers, each a [`ReadTxn`] snapshot taken in O(tables) under a read lock and
+//! never blocked afterwards. What readers see is the *published* state: a tree snapshot per
+//! table, replaced at every commit and checkpoint.
+//!
+//! Durability today: there is no write-ahead log yet. A commit is visible at once and durable at
+//! the next [`Db::checkpoint`] or [`Db::close`]; a crash loses the commits since the last
+//! completed checkpoint and never part of a checkpoint.
+//!
+//! Checkpoint (one place: [`WriterState::checkpoint`]): bump the epoch, persist each changed
+//! table's heap nodes post-order through the store's page writer, commit the store (blobs, sync,
+//! superblock, sync), then switch each tree onto its persisted root and republish. A failure
+//! before the store commit leaves the trees as they were; an I/O failure poisons the store.
+
+mod catalog;
+mod pins;
+mod read;
+mod write;
+
+pub use catalog::TABLE_NAME_LEN_MAX;
+pub use read::{Cursor, Iter, ReadTxn, Table};
+pub use write::WriteTxn;
+
+use crate::error::{from_tree, CorruptionKind, Error, Result};
+use crate::io::{FileStorage, Storage};
+use crate::store::{PageSource, Store, StoreStats, TreeSink, WriteCounts};
+use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
+use parking_lot::{Mutex, RwLock};
+use pins::Pins;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Options of [`Db::open`] and [`Db::create`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Checkpoint when the `Db` is dropped without [`Db::close`] (errors are ignored then;
+    /// call `close` to see them). Default: true.
+    pub checkpoint_on_drop: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            checkpoint_on_drop: true,
+        }
+    }
+}
+
+/// One table in the writer's hands.
+pub(crate) struct TableState {
+    tree: Tree,
+    /// Changed since the last checkpoint.
+    dirty: bool,
+    /// Root and length as of the last checkpoint.
+    persisted_root: ChildWord,
+    persisted_len: u64,
+}
+
+impl TableState {
+    fn empty() -> TableState {
+        TableState {
+            tree: Tree::new(),
+            dirty: true,
+            persisted_root: ChildWord::EMPTY,
+            persisted_len: 0,
+        }
+    }
+}
+
+/// What readers see.
+pub(crate) struct Published {
+    tables: BTreeMap<String, Snapshot>,
+}
+
+/// The writer's state, behind the writer lock.
+pub(crate) struct WriterState {
+    store: Store,
+    tables: BTreeMap<String, TableState>,
+    /// Trees of tables dropped since the last checkpoint (their nodes are released then).
+    dropped_trees: Vec<Tree>,
+    /// Persisted nodes unlinked by trees that were replaced wholesale (bulk load).
+    released: Vec<u64>,
+    catalog_dirty: bool,
+    closed: bool,
+}
+
+pub(crate) struct Shared {
+    writer: Mutex<WriterState>,
+    published: RwLock<Arc<Published>>,
+    pins: Arc<Pins>,
+    epoch: AtomicU64,
+    source: Arc<PageSource>,
+}
+
+/// What a checkpoint did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckpointStats {
+    /// Generation of the checkpoint now durable.
+    pub generation: u64,
+    /// Node images written.
+    pub images_written: u64,
+    /// Node pages written (metadata blobs not included).
+    pub pages_written: u64,
+    /// Bytes written: node pages, catalog and space blobs and the superblock.
+    pub bytes_written: u64,
+    /// Tables whose trees were written.
+    pub tables_written: u64,
+}
+
+/// A table in [`DbStats`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableStats {
+    /// The table's name.
+    pub name: String,
+    /// Number of keys (committed).
+    pub keys: u64,
+    /// Changed since the last checkpoint.
+    pub dirty: bool,
+}
+
+/// Figures about the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbStats {
+    /// Tables in name order.
+    pub tables: Vec<TableStats>,
+    /// The file.
+    pub store: StoreStats,
+}
+
+/// What [`Db::verify`] found.
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// Every violated invariant and checksum failure, each as the error that names it.
+    pub problems: Vec<Error>,
+    /// Tables checked.
+    pub tables_checked: u64,
+    /// Keys seen while walking the tables.
+    pub keys_checked: u64,
+}
+
+impl VerifyReport {
+    /// Whether nothing was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// An artdb database: one file of named tables (see the module docs).
+pub struct Db {
+    shared: Arc<Shared>,
+    options: Options,
+}
+
+pub(crate) fn check_table_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > TABLE_NAME_LEN_MAX {
+        return Err(Error::InvalidTableName {
+            name: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn new_file_id() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64);
+    let mixed = nanos ^ (u64::from(std::process::id()) << 32) ^ 0x9E37_79B9_7F4A_7C15;
+    mixed.wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(31)
+}
+
+impl Db {
+    /// Creates a new database file at `path` (an error if it exists) and opens it.
+    pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let storage = FileStorage::create(path.as_ref())?;
+        Db::create_in(Arc::new(storage), options)
+    }
+
+    /// Opens the database file at `path`. Another open handle on it, in this process or
+    /// another, makes this fail with [`Error::Locked`].
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let storage = FileStorage::open(path.as_ref())?;
+        Db::open_in(Arc::new(storage), options)
+    }
+
+    /// Creates a database in an empty `storage` (for tests and in-memory databases).
+    pub fn create_in(storage: Arc<dyn Storage>, options: Options) -> Result<Db> {
+        let store = Store::create(storage, new_file_id(), &catalog::encode([]))?;
+        Ok(Db::assemble(store, BTreeMap::new(), options))
+    }
+
+    /// Opens the database in `storage`.
+    pub fn open_in(storage: Arc<dyn Storage>, options: Options) -> Result<Db> {
+        let (store, catalog_bytes) = Store::open(storage)?;
+        let entries = catalog::decode(&catalog_bytes, store.durable().catalog.offset)?;
+        let source: Arc<dyn NodeSource> = Arc::clone(store.source()) as Arc<dyn NodeSource>;
+        let mut tables = BTreeMap::new();
+        for entry in entries {
+            let tree = Tree::open(entry.root, entry.len, Arc::clone(&source)).map_err(from_tree)?;
+            let table = TableState {
+                tree,
+                dirty: false,
+                persisted_root: entry.root,
+                persisted_len: entry.len,
+            };
+            tables.insert(entry.name, table);
+        }
+        Ok(Db::assemble(store, tables, options))
+    }
+
+    fn assemble(store: Store, mut tables: BTreeMap<String, TableState>, options: Options) -> Db {
+        let published = Published {
+            tables: tables
+                .iter_mut()
+                .map(|(name, t)| (name.clone(), t.tree.snapshot()))
+                .collect(),
+        };
+        let source = Arc::clone(store.source());
+        let state = WriterState {
+            store,
+            tables,
+            dropped_trees: Vec::new(),
+            released: Vec::new(),
+            catalog_dirty: false,
+            closed: false,
+        };
+        let shared = Shared {
+            writer: Mutex::new(state),
+            published: RwLock::new(Arc::new(published)),
+            pins: Arc::new(Pins::default()),
+            epoch: AtomicU64::new(1),
+            source,
+        };
+        Db {
+            shared: Arc::new(shared),
+            options,
+        }
+    }
+
+    /// A snapshot of every table as of the last commit (never blocks on writers).
+    pub fn read(&self) -> ReadTxn {
+        let published = self.shared.published.read();
+        let pin = Pins::pin(&self.shared.pins, self.shared.epoch.load(Ordering::Acquire));
+        ReadTxn::new(Arc::clone(&published), pin)
+    }
+
+    /// Starts the write batch; waits while another batch or a checkpoint runs.
+    pub fn write(&self) -> Result<WriteTxn<'_>> {
+        let state = self.shared.writer.lock();
+        state.store.check_writable()?;
+        Ok(WriteTxn::new(&self.shared, state))
+    }
+
+    /// Creates an empty table (a one-operation write batch).
+    pub fn create_table(&self, name: &str) -> Result<()> {
+        let mut batch = self.write()?;
+        batch.create_table(name)?;
+        batch.commit()
+    }
+
+    /// Drops a table (a one-operation write batch).
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let mut batch = self.write()?;
+        batch.drop_table(name)?;
+        batch.commit()
+    }
+
+    /// Names of the tables (committed), in order.
+    pub fn table_names(&self) -> Vec<String> {
+        self.shared
+            .published
+            .read()
+            .tables
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// Makes every commit so far durable: writes the changed nodes and a new superblock.
+    pub fn checkpoint(&self) -> Result<CheckpointStats> {
+        let mut state = self.shared.writer.lock();
+        state.checkpoint(&self.shared)
+    }
+
+    /// Checkpoints if anything changed, then closes the database.
+    pub fn close(self) -> Result<()> {
+        let mut state = self.shared.writer.lock();
+        let result = if state.needs_checkpoint() {
+            state.checkpoint(&self.shared).map(drop)
+        } else {
+            Ok(())
+        };
+        state.closed = true;
+        result
+    }
+
+    /// Figures about the tables and the file (cheap: reads no node).
+    pub fn stats(&self) -> Result<DbStats> {
+        let state = self.shared.writer.lock();
+        let published = Arc::clone(&self.shared.published.read());
+        let tables = published
+            .tables
+            .iter()
+            .map(|(name, snapshot)| TableStats {
+                name: name.clone(),
+                keys: snapshot.len(),
+                dirty: state.tables.get(name).is_some_and(|t| t.dirty),
+            })
+            .collect();
+        Ok(DbStats {
+            tables,
+            store: state.store.stats()?,
+        })
+    }
+
+    /// The tree shape of one table (walks the whole table: reads every node).
+    pub fn table_tree_stats(&self, name: &str) -> Result<artdb_art::Stats> {
+        let published = Arc::clone(&self.shared.published.read());
+        let snapshot = published
+            .tables
+            .get(name)
+            .ok_or_else(|| Error::TableNotFound {
+                name: name.to_string(),
+            })?;
+        Ok(snapshot.stats())
+    }
+
+    /// Checks every invariant the database can check: both metadata blobs, the checksum of
+    /// every page that holds nodes, and every table's tree (order, shapes, lengths).
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let mut report = VerifyReport::default();
+        report
+            .problems
+            .extend(self.shared.writer.lock().store.verify_pages()?);
+        let published = Arc::clone(&self.shared.published.read());
+        for (name, snapshot) in &published.tables {
+            report.tables_checked += 1;
+            report.keys_checked += snapshot.len();
+            if let Err(violations) = snapshot.verify() {
+                for violation in violations {
+                    report.problems.push(Error::Corruption {
+                        at: 0,
+                        kind: CorruptionKind::Invariant(format!("table {name:?}: {violation:?}")),
+                    });
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Loads sorted `pairs` into the empty table `table` and checkpoints. Unsorted or duplicate
+    /// input is [`Error::Unsorted`] / [`Error::Duplicate`] and leaves the table as it was.
+    /// Returns the number of pairs loaded.
+    pub fn bulk_load<I, K, V>(&self, table: &str, pairs: I) -> Result<u64>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let mut state = self.shared.writer.lock();
+        state.store.check_writable()?;
+        let entry = state
+            .tables
+            .get(table)
+            .ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            })?;
+        if !entry.tree.is_empty() {
+            return Err(Error::TableNotEmpty {
+                name: table.to_string(),
+            });
+        }
+        let built = {
+            let mut writer = state.store.begin_bulk()?;
+            let mut sink = TreeSink::new(&mut writer);
+            match Tree::bulk_persist(pairs, &mut sink) {
+                Ok(built) => writer.finish().map(|_| built),
+                Err(error) => {
+                    let error = sink.convert(error);
+                    writer.abandon();
+                    Err(error)
+                }
+            }
+        };
+        let (root, len) = built.map_err(|error| state.fail(error))?;
+        let tree = Tree::open(root, len, self.shared.tree_source()).map_err(from_tree)?;
+        let state = &mut *state;
+        if let Some(entry) = state.tables.get_mut(table) {
+            let mut old = std::mem::replace(&mut entry.tree, tree);
+            state.released.extend(old.take_released_persisted());
+            entry.dirty = true;
+        }
+        self.shared.publish(state, &[table.to_string()]);
+        state.checkpoint(&self.shared)?;
+        Ok(len)
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let mut state = self.shared.writer.lock();
+        if self.options.checkpoint_on_drop
+            && !state.closed
+            && !state.store.is_poisoned()
+            && state.needs_checkpoint()
+        {
+            // Errors cannot be reported from drop; `close` reports them.
+            let _ = state.checkpoint(&self.shared);
+        }
+    }
+}
+
+impl Shared {
+    /// Replaces the published snapshots of `touched` tables (and drops vanished ones).
+    pub(crate) fn publish(&self, state: &mut WriterState, touched: &[String]) {
+        let mut published = self.published.write();
+        let mut tables = published.tables.clone();
+        tables.retain(|name, _| state.tables.contains_key(name));
+        for name in touched {
+            if let Some(table) = state.tables.get_mut(name) {
+                tables.insert(name.clone(), table.tree.snapshot());
+            }
+        }
+        *published = Arc::new(Published { tables });
+    }
+
+    pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
+        Arc::clone(&self.source) as Arc<dyn NodeSource>
+    }
+
+    /// Starts a new epoch (under the publish lock, so a reader's pin and snapshot agree) and
+    /// returns the one that ended.
+    fn advance_epoch(&self) -> u64 {
+        let _published = self.published.write();
+        self.epoch.fetch_add(1, Ordering::AcqRel)
+    }
+}
+
+impl WriterState {
+    fn needs_checkpoint(&self) -> bool {
+        self.catalog_dirty
+            || !self.dropped_trees.is_empty()
+            || self.tables.values().any(|table| table.dirty)
+    }
+
+    /// The checkpoint (see the module docs).
+    fn checkpoint(&mut self, shared: &Shared) -> Result<CheckpointStats> {
+        self.store.check_writable()?;
+        let epoch = shared.advance_epoch();
+        let pinned_epoch_min = shared.pins.min();
+        let mut roots: Vec<(String, ChildWord, u64)> = Vec::new();
+        let counts = {
+            let mut writer = self.store.begin_checkpoint(pinned_epoch_min)?;
+            let mut failure = None;
+            for (name, table) in self.tables.iter().filter(|(_, table)| table.dirty) {
+                let mut sink = TreeSink::new(&mut writer);
+                match table.tree.persist(&mut sink) {
+                    Ok(root) => roots.push((name.clone(), root, table.tree.len())),
+                    Err(error) => {
+                        failure = Some(sink.convert(error));
+                        break;
+                    }
+                }
+            }
+            match failure {
+                Some(error) => {
+                    writer.abandon();
+                    return Err(self.fail(error));
+                }
+                None => writer.finish().map_err(|error| self.fail(error))?,
+            }
+        };
+        let catalog_bytes = self.catalog_with(&roots);
+        let released = self.take_released();
+        let superblock = self.store.commit(&catalog_bytes, released, epoch)?;
+        let source = shared.tree_source();
+        let mut touched = Vec::new();
+        for (name, root, len) in &roots {
+            if let Some(table) = self.tables.get_mut(name) {
+                table
+                    .tree
+                    .adopt_persisted(*root, *len, Arc::clone(&source))
+                    .map_err(from_tree)?;
+                table.persisted_root = *root;
+                table.persisted_len = *len;
+                table.dirty = false;
+                touched.push(name.clone());
+            }
+        }
+        self.catalog_dirty = false;
+        shared.publish(self, &touched);
+        Ok(checkpoint_stats(
+            superblock.generation,
+            counts,
+            &catalog_bytes,
+            roots.len(),
+        ))
+    }
+
+    /// Every persisted node unlinked since the last checkpoint: by the tables' trees, by trees
+    /// replaced wholesale, and all nodes of dropped tables.
+    fn take_released(&mut self) -> Vec<u64> {
+        let mut released = std::mem::take(&mut self.released);
+        for table in self.tables.values_mut() {
+            released.extend(table.tree.take_released_persisted());
+        }
+        for mut tree in std::mem::take(&mut self.dropped_trees) {
+            released.extend(tree.take_released_persisted());
+            let mut reachable = Vec::new();
+            // A dropped table whose nodes cannot be read keeps its pages (a leak, not a loss):
+            // the checkpoint must not fail because of a table nobody can use any more.
+            if tree
+                .for_each_persisted(|offset| reachable.push(offset))
+                .is_ok()
+            {
+                released.extend(reachable);
+            }
+        }
+        released
+    }
+
+    fn fail(&mut self, error: Error) -> Error {
+        if matches!(error, Error::Io { .. }) {
+            self.store.poison();
+        }
+        error
+    }
+
+    fn catalog_with(&self, roots: &[(String, ChildWord, u64)]) -> Vec<u8> {
+        let entries = self.tables.iter().map(|(name, table)| {
+            match roots.iter().find(|(root_name, _, _)| root_name == name) {
+                Some((_, root, len)) => (name.as_str(), *root, *len),
+                None => (name.as_str(), table.persisted_root, table.persisted_len),
+            }
+        });
+        catalog::encode(entries)
+    }
+}
+
+fn checkpoint_stats(
+    generation: u64,
+    counts: WriteCounts,
+    catalog: &[u8],
+    tables_written: usize,
+) -> CheckpointStats {
+    CheckpointStats {
+        generation,
+        images_written: counts.images,
+        pages_written: counts.pages,
+        bytes_written: counts.pages * crate::store::PAGE_SIZE + catalog.len() as u64,
+        tables_written: tables_written as u64,
+    }
+}

@@ -1,0 +1,240 @@
+//! write: a write transaction (a batch). One at a time: it holds the writer lock from
+//! `Db::write` until commit or drop.
+//!
+//! Changes go straight into each table's tree (copy-on-write, so readers are unaffected) and
+//! become visible to new readers at `commit`. Dropping the batch without committing aborts it:
+//! - a table that had no changes since the last checkpoint is reopened at its persisted root
+//!   (O(1), nothing logged);
+//! - a table with earlier un-checkpointed changes is restored from an undo log of the inverse
+//!   operations, kept only for such tables;
+//! - tables created in the batch are removed, tables dropped in it come back.
+//!
+//! Durability today: there is no write-ahead log yet, so a commit is durable only at the next
+//! checkpoint (`Db::checkpoint`, `Db::close`).
+//!
+//! States: Open -> Committed (commit) | Aborted (drop); transitions in `commit` and `Drop`.
+
+use super::{check_table_name, Shared, TableState, WriterState};
+use crate::error::{from_tree, Error, Result};
+use artdb_art::Tree;
+use parking_lot::MutexGuard;
+use std::collections::BTreeMap;
+
+enum Touch {
+    /// Restore by reopening the persisted root.
+    Reopen,
+    /// Restore by undoing the logged operations.
+    Undo,
+}
+
+struct Undo {
+    table: String,
+    key: Vec<u8>,
+    /// The value before the operation; `None` = the key was absent.
+    old: Option<Vec<u8>>,
+}
+
+/// A write transaction (see the module docs).
+pub struct WriteTxn<'db> {
+    shared: &'db Shared,
+    state: MutexGuard<'db, WriterState>,
+    touched: BTreeMap<String, Touch>,
+    undo: Vec<Undo>,
+    created: Vec<String>,
+    dropped: Vec<(String, TableState)>,
+    committed: bool,
+}
+
+impl<'db> WriteTxn<'db> {
+    pub(crate) fn new(shared: &'db Shared, state: MutexGuard<'db, WriterState>) -> WriteTxn<'db> {
+        WriteTxn {
+            shared,
+            state,
+            touched: BTreeMap::new(),
+            undo: Vec::new(),
+            created: Vec::new(),
+            dropped: Vec::new(),
+            committed: false,
+        }
+    }
+
+    fn tree(&mut self, table: &str) -> Result<(&mut Tree, bool)> {
+        let state = &mut *self.state;
+        let entry = state
+            .tables
+            .get_mut(table)
+            .ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            })?;
+        let touch = self
+            .touched
+            .entry(table.to_string())
+            .or_insert(if entry.dirty {
+                Touch::Undo
+            } else {
+                Touch::Reopen
+            });
+        let log = matches!(touch, Touch::Undo);
+        Ok((&mut entry.tree, log))
+    }
+
+    /// Sets `key` to `value` in `table`; returns the previous value.
+    pub fn insert(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        let (tree, log) = self.tree(table)?;
+        let old = tree.insert(key, value).map_err(from_tree)?;
+        if log {
+            self.undo.push(Undo {
+                table: table.to_string(),
+                key: key.to_vec(),
+                old: old.clone(),
+            });
+        }
+        Ok(old)
+    }
+
+    /// Inserts `key` only if absent (a unique constraint); true if it was inserted.
+    pub fn insert_if_absent(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<bool> {
+        let (tree, log) = self.tree(table)?;
+        let inserted = tree.insert_if_absent(key, value).map_err(from_tree)?;
+        if log && inserted {
+            self.undo.push(Undo {
+                table: table.to_string(),
+                key: key.to_vec(),
+                old: None,
+            });
+        }
+        Ok(inserted)
+    }
+
+    /// Removes `key` from `table`; returns its value.
+    pub fn remove(&mut self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let (tree, log) = self.tree(table)?;
+        let old = tree.remove(key).map_err(from_tree)?;
+        if log && old.is_some() {
+            self.undo.push(Undo {
+                table: table.to_string(),
+                key: key.to_vec(),
+                old: old.clone(),
+            });
+        }
+        Ok(old)
+    }
+
+    /// The value of `key` in `table` as this batch sees it (its own writes included).
+    pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let entry = self
+            .state
+            .tables
+            .get(table)
+            .ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            })?;
+        Ok(entry.tree.get(key).map_err(from_tree)?.map(<[u8]>::to_vec))
+    }
+
+    /// Number of keys in `table` as this batch sees it.
+    pub fn len(&self, table: &str) -> Result<u64> {
+        self.state
+            .tables
+            .get(table)
+            .map(|entry| entry.tree.len())
+            .ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            })
+    }
+
+    /// Creates an empty table.
+    pub fn create_table(&mut self, name: &str) -> Result<()> {
+        check_table_name(name)?;
+        if self.state.tables.contains_key(name) {
+            return Err(Error::TableExists {
+                name: name.to_string(),
+            });
+        }
+        self.state
+            .tables
+            .insert(name.to_string(), TableState::empty());
+        self.created.push(name.to_string());
+        self.touched.insert(name.to_string(), Touch::Reopen);
+        Ok(())
+    }
+
+    /// Drops a table and all its keys.
+    pub fn drop_table(&mut self, name: &str) -> Result<()> {
+        let table = self
+            .state
+            .tables
+            .remove(name)
+            .ok_or_else(|| Error::TableNotFound {
+                name: name.to_string(),
+            })?;
+        self.dropped.push((name.to_string(), table));
+        Ok(())
+    }
+
+    /// Names of the tables as this batch sees them.
+    pub fn table_names(&self) -> Vec<String> {
+        self.state.tables.keys().cloned().collect()
+    }
+
+    /// Makes the batch visible to new readers. Durable at the next checkpoint (module docs).
+    pub fn commit(mut self) -> Result<()> {
+        self.state.store.check_writable()?;
+        let touched: Vec<String> = self.touched.keys().cloned().collect();
+        let dropped: Vec<(String, TableState)> = std::mem::take(&mut self.dropped);
+        let state = &mut *self.state;
+        for name in &touched {
+            if let Some(table) = state.tables.get_mut(name) {
+                table.dirty = true;
+            }
+        }
+        for (_, table) in dropped {
+            state.dropped_trees.push(table.tree);
+            state.catalog_dirty = true;
+        }
+        if !self.created.is_empty() {
+            state.catalog_dirty = true;
+        }
+        self.shared.publish(state, &touched);
+        self.committed = true;
+        Ok(())
+    }
+
+    fn abort(&mut self) -> Result<()> {
+        let source = self.shared.tree_source();
+        let state = &mut *self.state;
+        for (name, table) in std::mem::take(&mut self.dropped) {
+            state.tables.insert(name, table);
+        }
+        for name in std::mem::take(&mut self.created) {
+            state.tables.remove(&name);
+            self.touched.remove(&name);
+        }
+        for undo in std::mem::take(&mut self.undo).into_iter().rev() {
+            let Some(table) = state.tables.get_mut(&undo.table) else {
+                continue;
+            };
+            match &undo.old {
+                Some(old) => table.tree.insert(&undo.key, old).map_err(from_tree)?,
+                None => table.tree.remove(&undo.key).map_err(from_tree)?,
+            };
+        }
+        for (name, touch) in std::mem::take(&mut self.touched) {
+            if let (Touch::Reopen, Some(table)) = (touch, state.tables.get_mut(&name)) {
+                table.tree = Tree::open(table.persisted_root, table.persisted_len, source.clone())
+                    .map_err(from_tree)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for WriteTxn<'_> {
+    fn drop(&mut self) {
+        if !self.committed && self.abort().is_err() {
+            // The tree could not be put back (a persisted node became unreadable): refuse
+            // writes rather than risk committing half a batch later.
+            self.state.store.poison();
+        }
+    }
+}
