@@ -1,0 +1,200 @@
+//! Node-kind boundaries: one node driven through every capacity and shrink threshold, growing
+//! and shrinking, at the root and below it, with and without a value slot, with a checkpoint
+//! (persist, then reopen over the persisted images) midway so that writes also copy nodes out
+//! of the "file".
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use artdb_art::{
+    MemoryNodeStore, Tree, NODE16_CAPACITY, NODE16_SHRINK_COUNT, NODE256_SHRINK_COUNT,
+    NODE48_CAPACITY, NODE48_SHRINK_COUNT, NODE4_CAPACITY,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Collapsed,
+    N4,
+    N16,
+    N48,
+    N256,
+}
+
+/// The kind the node must have after an insert brought it to `count` children.
+fn after_insert(kind: Kind, count: usize, has_value: bool) -> Kind {
+    let entries = count + usize::from(has_value);
+    match kind {
+        Kind::Collapsed if entries >= 2 => Kind::N4,
+        Kind::N4 if count > NODE4_CAPACITY => Kind::N16,
+        Kind::N16 if count > NODE16_CAPACITY => Kind::N48,
+        Kind::N48 if count > NODE48_CAPACITY => Kind::N256,
+        other => other,
+    }
+}
+
+/// The kind the node must have after a removal left it with `count` children.
+fn after_remove(kind: Kind, count: usize, has_value: bool) -> Kind {
+    if count + usize::from(has_value) <= 1 {
+        return Kind::Collapsed;
+    }
+    match kind {
+        Kind::N16 if count <= NODE16_SHRINK_COUNT => Kind::N4,
+        Kind::N48 if count <= NODE48_SHRINK_COUNT => Kind::N16,
+        Kind::N256 if count <= NODE256_SHRINK_COUNT => Kind::N48,
+        other => other,
+    }
+}
+
+struct Case {
+    /// Key bytes before the byte that varies.
+    path: Vec<u8>,
+    /// Keys outside the node under test (they give it a parent).
+    others: Vec<Vec<u8>>,
+    /// Whether a key ends exactly at the node (its value slot).
+    with_value: bool,
+}
+
+fn counts(tree: &Tree) -> [u64; 4] {
+    let stats = tree.stats();
+    [stats.node4, stats.node16, stats.node48, stats.node256]
+}
+
+fn expected(case: &Case, kind: Kind, count: usize) -> [u64; 4] {
+    let mut counts = [0u64; 4];
+    if !case.others.is_empty() && count + usize::from(case.with_value) > 0 {
+        counts[0] += 1; // the parent Node4 (gone, collapsed, once the node under test is empty)
+    }
+    match kind {
+        Kind::Collapsed => {}
+        Kind::N4 => counts[0] += 1,
+        Kind::N16 => counts[1] += 1,
+        Kind::N48 => counts[2] += 1,
+        Kind::N256 => counts[3] += 1,
+    }
+    counts
+}
+
+/// Checkpoint: append the tree's heap nodes to (a copy of) the store its persisted nodes live
+/// in, then reopen over the result.
+fn reopen(tree: Tree, store: &mut MemoryNodeStore) -> Tree {
+    let mut next = store.clone();
+    let root = tree.persist(&mut next).unwrap();
+    let reopened = Tree::open(root, tree.len(), Arc::new(next.clone())).unwrap();
+    *store = next;
+    reopened.verify().unwrap();
+    reopened
+}
+
+fn drive(case: &Case) {
+    let mut tree = Tree::new();
+    let mut store = MemoryNodeStore::new();
+    let mut model = BTreeMap::new();
+    for key in &case.others {
+        tree.insert(key, b"other").unwrap();
+        model.insert(key.clone(), b"other".to_vec());
+    }
+    if case.with_value {
+        tree.insert(&case.path, b"at the node").unwrap();
+        model.insert(case.path.clone(), b"at the node".to_vec());
+    }
+    // A scattered order of all 256 bytes.
+    let order: Vec<u8> = (0..=255u8)
+        .map(|i| i.wrapping_mul(167).wrapping_add(13))
+        .collect();
+    let key = |byte: u8| {
+        let mut key = case.path.clone();
+        key.push(byte);
+        key
+    };
+    let mut kind = Kind::Collapsed;
+    let mut count = 0usize;
+    for (step, &byte) in order.iter().enumerate() {
+        tree.insert(&key(byte), &[byte]).unwrap();
+        model.insert(key(byte), vec![byte]);
+        count += 1;
+        kind = after_insert(kind, count, case.with_value);
+        assert_eq!(
+            counts(&tree),
+            expected(case, kind, count),
+            "insert #{count} ({kind:?})"
+        );
+        if step % 61 == 60 {
+            tree = reopen(tree, &mut store);
+        }
+    }
+    tree.verify().unwrap();
+    for (step, &byte) in order.iter().rev().enumerate() {
+        assert_eq!(tree.remove(&key(byte)).unwrap(), Some(vec![byte]));
+        model.remove(&key(byte));
+        count -= 1;
+        kind = after_remove(kind, count, case.with_value);
+        assert_eq!(
+            counts(&tree),
+            expected(case, kind, count),
+            "remove to {count} ({kind:?})"
+        );
+        // Hysteresis: one insert and one removal at the current size never change the kind.
+        if count > 1 {
+            tree.insert(&key(byte), &[byte]).unwrap();
+            let grown = after_insert(kind, count + 1, case.with_value);
+            assert_eq!(
+                counts(&tree),
+                expected(case, grown, count + 1),
+                "re-insert at {count}"
+            );
+            tree.remove(&key(byte)).unwrap();
+            assert_eq!(
+                counts(&tree),
+                expected(case, after_remove(grown, count, case.with_value), count)
+            );
+        }
+        if step % 53 == 52 {
+            tree = reopen(tree, &mut store);
+        }
+        if step % 16 == 0 {
+            tree.verify().unwrap();
+        }
+    }
+    let all: BTreeMap<Vec<u8>, Vec<u8>> = tree
+        .iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(all, model);
+}
+
+#[test]
+fn root_node() {
+    drive(&Case {
+        path: vec![],
+        others: vec![],
+        with_value: false,
+    });
+}
+
+#[test]
+fn root_node_with_value_slot() {
+    drive(&Case {
+        path: vec![],
+        others: vec![],
+        with_value: true,
+    });
+}
+
+#[test]
+fn inner_node_with_prefix() {
+    drive(&Case {
+        path: b"common prefix longer than eight bytes".to_vec(),
+        others: vec![b"zzz".to_vec()],
+        with_value: false,
+    });
+}
+
+#[test]
+fn inner_node_with_prefix_and_value_slot() {
+    drive(&Case {
+        path: vec![7, 7],
+        others: vec![vec![8]],
+        with_value: true,
+    });
+}

@@ -1,0 +1,285 @@
+//! Persisted nodes: trees whose lower levels live in a `NodeSource` (the `MemoryNodeStore`
+//! test double) are read and modified correctly (modifying copies from the "file"), released
+//! persisted offsets are reported exactly, and corrupt images are errors, never panics.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use artdb_art::{ChildWord, Error, MemoryNodeStore, NodeSink, Tree};
+use proptest::prelude::*;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn scale() -> u32 {
+    std::env::var("ARTDB_TEST_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+fn contents(tree: &Tree) -> Model {
+    tree.iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn persisted_set(tree: &Tree) -> BTreeSet<u64> {
+    let mut set = BTreeSet::new();
+    tree.for_each_persisted(|offset| assert!(set.insert(offset), "offset {offset} twice"))
+        .unwrap();
+    set
+}
+
+/// Appends the tree's heap nodes to a copy of `store` and reopens over it.
+fn checkpoint(tree: &mut Tree, store: &mut MemoryNodeStore, adopt: bool) -> Tree {
+    let mut next = store.clone();
+    let root = tree.persist(&mut next).unwrap();
+    *store = next.clone();
+    if adopt {
+        let mut moved = std::mem::take(tree);
+        moved
+            .adopt_persisted(root, moved.len(), Arc::new(next))
+            .unwrap();
+        moved
+    } else {
+        Tree::open(root, tree.len(), Arc::new(next)).unwrap()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(usize, Vec<u8>),
+    Remove(usize),
+    Checkpoint(bool),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (any::<usize>(), proptest::collection::vec(any::<u8>(), 0..14)).prop_map(|(k, v)| Op::Insert(k, v)),
+        4 => any::<usize>().prop_map(Op::Remove),
+        1 => any::<bool>().prop_map(Op::Checkpoint),
+    ]
+}
+
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        any::<u64>().prop_map(|i| i.to_be_bytes().to_vec()),
+        (0u32..400).prop_map(|i| i.to_be_bytes().to_vec()),
+        proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'c')], 0..10),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48 * scale(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn modify_a_persisted_tree(
+        pool in proptest::collection::vec(key(), 1..200),
+        ops in proptest::collection::vec(op(), 1..300),
+    ) {
+        let mut model = Model::new();
+        let mut tree = Tree::new();
+        for (i, key) in pool.iter().enumerate().step_by(2) {
+            let value = vec![i as u8; i % 12];
+            tree.insert(key, &value).unwrap();
+            model.insert(key.clone(), value);
+        }
+        let mut store = MemoryNodeStore::new();
+        tree = checkpoint(&mut tree, &mut store, false);
+        let mut at_checkpoint = persisted_set(&tree);
+        let mut released = BTreeSet::new();
+        for op in &ops {
+            match op {
+                Op::Insert(k, v) => {
+                    let key = &pool[k % pool.len()];
+                    prop_assert_eq!(tree.insert(key, v).unwrap(), model.insert(key.clone(), v.clone()));
+                }
+                Op::Remove(k) => {
+                    let key = &pool[k % pool.len()];
+                    prop_assert_eq!(tree.remove(key).unwrap(), model.remove(key));
+                }
+                Op::Checkpoint(adopt) => {
+                    released.extend(tree.take_released_persisted());
+                    let still: BTreeSet<u64> = persisted_set(&tree);
+                    // Exactly what the checkpoint had: still reachable, or released once.
+                    prop_assert!(still.is_disjoint(&released));
+                    prop_assert_eq!(still.union(&released).copied().collect::<BTreeSet<_>>(), at_checkpoint.clone());
+                    tree = checkpoint(&mut tree, &mut store, *adopt);
+                    tree.take_released_persisted();
+                    at_checkpoint = persisted_set(&tree);
+                    released.clear();
+                }
+            }
+            prop_assert_eq!(tree.len(), model.len() as u64);
+        }
+        tree.verify().unwrap();
+        prop_assert_eq!(contents(&tree), model.clone());
+        for key in &pool {
+            prop_assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
+        }
+        let mut values = Vec::new();
+        let keys: Vec<&[u8]> = pool.iter().map(Vec::as_slice).collect();
+        tree.get_many(&keys, &mut values).unwrap();
+        for (key, value) in keys.iter().zip(&values) {
+            prop_assert_eq!(*value, model.get(*key).map(Vec::as_slice));
+        }
+    }
+}
+
+fn sample_tree() -> (Model, MemoryNodeStore, ChildWord) {
+    let mut model = Model::new();
+    let mut tree = Tree::new();
+    for i in 0u32..300 {
+        let key = i.wrapping_mul(2654435761u32).to_be_bytes().to_vec();
+        let value = vec![i as u8; (i % 20) as usize];
+        tree.insert(&key, &value).unwrap();
+        model.insert(key, value);
+    }
+    for word in [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abcdefghijklmnop",
+        "abcdefghijklmnopq",
+    ] {
+        tree.insert(word.as_bytes(), word.as_bytes()).unwrap();
+        model.insert(word.as_bytes().to_vec(), word.as_bytes().to_vec());
+    }
+    let mut store = MemoryNodeStore::new();
+    let root = tree.persist(&mut store).unwrap();
+    (model, store, root)
+}
+
+/// Everything a reader can do; errors are fine, panics are not.
+fn exercise(tree: &Tree, model: &Model) -> Result<(), Error> {
+    for key in model.keys() {
+        tree.get(key)?;
+    }
+    for pair in tree.iter() {
+        pair?;
+    }
+    for pair in tree.iter().rev() {
+        pair?;
+    }
+    let mut cursor = tree.cursor();
+    cursor.seek(b"ab")?;
+    while cursor.next()? {}
+    let _ = tree.verify();
+    let _ = tree.stats();
+    Ok(())
+}
+
+#[test]
+fn persisted_tree_reads_back() {
+    let (model, store, root) = sample_tree();
+    let tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
+    tree.verify().unwrap();
+    assert_eq!(contents(&tree), model);
+    assert_eq!(
+        tree.stats().heap_bytes,
+        0,
+        "nothing was copied to the heap by reading"
+    );
+}
+
+#[test]
+fn corrupt_images_are_errors_not_panics() {
+    let (model, store, root) = sample_tree();
+    let len = store.bytes().len();
+    let step = (len / (400 * scale() as usize)).max(1);
+    let mut failures = 0usize;
+    for position in (8..len).step_by(step) {
+        for flip in [0x01u8, 0x80, 0xFF] {
+            let mut bad = store.clone();
+            bad.bytes_mut()[position] ^= flip;
+            let tree = Tree::open(root, model.len() as u64, Arc::new(bad)).unwrap();
+            if exercise(&tree, &model).is_err()
+                || tree.verify().is_err()
+                || contents_differ(&tree, &model)
+            {
+                failures += 1;
+            }
+        }
+    }
+    assert!(failures > 0, "corruption went unnoticed everywhere");
+}
+
+fn contents_differ(tree: &Tree, model: &Model) -> bool {
+    let got: Result<Model, Error> = tree
+        .iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect();
+    got.map_or(true, |got| got != *model)
+}
+
+#[test]
+fn a_child_not_below_its_parent_is_an_error() {
+    let (model, mut store, root) = sample_tree();
+    let root_offset = root.persisted_offset().unwrap() as usize;
+    // Point the root's first child slot (Node256 children start at byte 32) back at the root.
+    let bytes = store.bytes_mut();
+    let kind = bytes[root_offset];
+    let first_child = match kind {
+        1 => root_offset + 40,
+        2 => root_offset + 48,
+        3 => root_offset + 288,
+        _ => root_offset + 32,
+    };
+    let cycle = ChildWord::persisted(root_offset as u64)
+        .unwrap()
+        .to_bits()
+        .to_le_bytes();
+    for slot in (first_child..first_child + 8 * 4).step_by(8) {
+        bytes[slot..slot + 8].copy_from_slice(&cycle);
+    }
+    let tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
+    let error = exercise(&tree, &model).unwrap_err();
+    assert!(matches!(error, Error::Persisted { .. }), "{error}");
+    assert!(tree.verify().is_err());
+}
+
+#[test]
+fn heap_words_are_refused_as_roots() {
+    let store = Arc::new(MemoryNodeStore::new());
+    assert!(ChildWord::from_bits(0x1000).is_none());
+    assert!(matches!(Tree::open(ChildWord::EMPTY, 0, store), Ok(tree) if tree.is_empty()));
+}
+
+#[test]
+fn tree_without_source_reports_persisted_words() {
+    let (model, store, root) = sample_tree();
+    let tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
+    // A sink that refuses to write: persist of an untouched persisted tree writes nothing.
+    struct Refuse;
+    impl NodeSink for Refuse {
+        fn write(&mut self, _: &[u8], _: Option<u64>) -> Result<u64, Error> {
+            Err(Error::Storage("refused".into()))
+        }
+    }
+    assert_eq!(tree.persist(&mut Refuse).unwrap(), root);
+}
+
+#[test]
+fn bulk_persist_streams_a_tree() {
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0u32..3000)
+        .map(|i| {
+            (
+                (i * 7).to_be_bytes().to_vec(),
+                vec![i as u8; (i % 11) as usize],
+            )
+        })
+        .collect();
+    let mut store = MemoryNodeStore::new();
+    let (root, len) = Tree::bulk_persist(pairs.iter().cloned(), &mut store).unwrap();
+    assert_eq!(len, 3000);
+    let tree = Tree::open(root, len, Arc::new(store)).unwrap();
+    tree.verify().unwrap();
+    let model: Model = pairs.into_iter().collect();
+    assert_eq!(contents(&tree), model);
+    let mut store = MemoryNodeStore::new();
+    let error = Tree::bulk_persist([(b"b", b"1"), (b"a", b"2")], &mut store).unwrap_err();
+    assert_eq!(error, Error::Unsorted { index: 1 });
+}
