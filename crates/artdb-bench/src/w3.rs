@@ -1,15 +1,785 @@
-//! W3: see `shared/BENCHMARKS.md`. (Being built by its issue.)
+//! W3: bitable vs `fst`, LMDB (`heed`, append mode) and a memory-mapped sorted array, side by side
+//! in one run (see `shared/BENCHMARKS.md`, W3, and issue 4).
+//!
+//! Input: N pairs of a 24-byte key (latitude f64, longitude f64, unix-ms i64, each encoded to be
+//! order-preserving and big-endian) and an 8-byte value (the pair's index, little-endian), written
+//! sorted to a file before any timing; every build reads that file through a memory map.
+//! Latitudes rise strictly with the index, so the generated order is the key order.
+//!
+//! Ops per structure: `build_nondurable`, `build_durable` (fsync file and directory), `point_cold`
+//! (2,026,127 evenly spaced keys, shuffled, after the files were synced and evicted with
+//! `posix_fadvise(DONTNEED)` with every map closed; residency is checked with `mincore` and
+//! printed), `point_warm` (median of `--reps` further passes), `scan100` (lower bound then 100
+//! `next`, random starts), `merge` (two tables of N/2 interleaved keys into one, non-durable),
+//! and sizes `leaf_bytes`, `branch_bytes` (or `file_bytes`) where they apply. Every lookup's value
+//! is checked. LMDB has no merge operation, so it has no `merge` row.
+//!
+//! JSON: `{"workload":"w3","n":N,"results":[{"structure":..,"op":..,"seconds"|"qps"|"bytes":..}]}`.
+
+use memmap2::Mmap;
+use rand::seq::SliceRandom;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::fs::{self, File};
+use std::hint::black_box;
+use std::io::{BufWriter, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+type BoxError = Box<dyn std::error::Error>;
+
+const KEY_LEN: usize = 24;
+const VALUE_LEN: usize = 8;
+const PAIR_LEN: usize = KEY_LEN + VALUE_LEN;
+/// Point queries of the published figure.
+const POINT_QUERIES: u64 = 2_026_127;
 
 /// Options of the W3 workload.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Run at the quick (CI) scale.
+    /// Run at the quick (CI) scale: N = 1M unless --n is given.
     #[arg(long)]
     quick: bool,
+    /// Pairs in the table (default 10M, quick 1M).
+    #[arg(long)]
+    n: Option<u64>,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Directory for the input and the tables (deleted afterwards).
+    #[arg(long, default_value = "target/w3-data")]
+    dir: PathBuf,
+    /// Repetitions of the warm passes (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Structures to run, comma-separated (bitable, fst, lmdb, array).
+    #[arg(long, default_value = "bitable,fst,lmdb,array")]
+    only: String,
+}
+
+/// One result row.
+struct Row {
+    structure: &'static str,
+    op: &'static str,
+    unit: &'static str,
+    value: f64,
+}
+
+/// The operations every structure offers to the workload.
+trait Structure: Sized {
+    const NAME: &'static str;
+    /// Builds from sorted input records into `dir` (created empty).
+    fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError>;
+    fn open(dir: &Path) -> Result<Self, BoxError>;
+    /// Files to evict for a cold pass.
+    fn files(dir: &Path) -> Vec<PathBuf>;
+    fn get(&self, key: &[u8]) -> Option<u64>;
+    /// Lower bound of `key` then `count` more pairs; returns a checksum of what was read.
+    fn scan(&self, key: &[u8], count: usize) -> u64;
+    /// Size rows (op, bytes).
+    fn sizes(&self, dir: &Path) -> Vec<(&'static str, u64)>;
+    /// Merges two built structures into `out`; `None` if the structure has no merge.
+    fn merge(a: &Path, b: &Path, out: &Path) -> Option<Result<(), BoxError>>;
+    /// Closes every map so that eviction works.
+    fn close(self) {}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input
+
+fn encode_f64(value: f64) -> [u8; 8] {
+    let bits = value.to_bits();
+    let ordered = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits ^ (1 << 63)
+    };
+    ordered.to_be_bytes()
+}
+
+fn encode_i64(value: i64) -> [u8; 8] {
+    ((value as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Key of pair `index` of `n`: latitude rising strictly with the index, longitude and time mixed.
+fn key_of(index: u64, n: u64) -> [u8; KEY_LEN] {
+    let latitude = -80.0 + 160.0 * (index as f64 / n as f64);
+    let hash = mix(index);
+    let longitude = -180.0 + 360.0 * ((hash >> 11) as f64 / (1u64 << 53) as f64);
+    let unix_ms = 1_500_000_000_000i64 + (hash % 300_000_000_000) as i64;
+    let mut key = [0u8; KEY_LEN];
+    key[..8].copy_from_slice(&encode_f64(latitude));
+    key[8..16].copy_from_slice(&encode_f64(longitude));
+    key[16..].copy_from_slice(&encode_i64(unix_ms));
+    key
+}
+
+fn write_input(path: &Path, n: u64, filter: impl Fn(u64) -> bool) -> Result<(), BoxError> {
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    for index in (0..n).filter(|&index| filter(index)) {
+        out.write_all(&key_of(index, n))?;
+        out.write_all(&index.to_le_bytes())?;
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    Ok(())
+}
+
+fn map_file(path: &Path) -> Result<Mmap, BoxError> {
+    let file = File::open(path)?;
+    // SAFETY: benchmark files are written before they are mapped and not modified while mapped.
+    let map = unsafe { Mmap::map(&file) }?;
+    Ok(map)
+}
+
+fn value_of(bytes: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(raw)
+}
+
+fn sync_directory(dir: &Path) -> Result<(), BoxError> {
+    File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Syncs and evicts `files` from the page cache; returns the fraction still resident.
+fn evict(files: &[PathBuf]) -> Result<f64, BoxError> {
+    let (mut resident, mut total) = (0usize, 0usize);
+    for path in files {
+        let file = File::open(path)?;
+        file.sync_all()?;
+        // SAFETY: plain system call on an open descriptor; no memory is passed.
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if rc != 0 {
+            return Err(format!("posix_fadvise failed on {}: {rc}", path.display()).into());
+        }
+        let len = file.metadata()?.len() as usize;
+        if len == 0 {
+            continue;
+        }
+        let map = map_file(path)?;
+        let pages = len.div_ceil(4096);
+        let mut vector = vec![0u8; pages];
+        // SAFETY: `map` is a live mapping of `len` bytes and `vector` has one byte per 4 KiB page.
+        let rc =
+            unsafe { libc::mincore(map.as_ptr() as *mut libc::c_void, len, vector.as_mut_ptr()) };
+        if rc == 0 {
+            resident += vector.iter().filter(|&&b| b & 1 == 1).count();
+            total += pages;
+        }
+    }
+    Ok(if total == 0 {
+        0.0
+    } else {
+        resident as f64 / total as f64
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structures
+
+struct Bitable(artdb_bitable::Table);
+
+impl Structure for Bitable {
+    const NAME: &'static str = "bitable";
+
+    fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
+        let mut builder = artdb_bitable::Builder::create(dir.join("table.bt"))?;
+        for pair in input.chunks_exact(PAIR_LEN) {
+            builder.append(&pair[..KEY_LEN], &pair[KEY_LEN..])?;
+        }
+        let durability = if durable {
+            artdb_bitable::Durability::Durable
+        } else {
+            artdb_bitable::Durability::NonDurable
+        };
+        builder.finish(durability)?;
+        Ok(())
+    }
+
+    fn open(dir: &Path) -> Result<Self, BoxError> {
+        Ok(Bitable(artdb_bitable::Table::open(dir.join("table.bt"))?))
+    }
+
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        vec![dir.join("table.bt")]
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<u64> {
+        self.0.get(key).ok().flatten().map(value_of)
+    }
+
+    fn scan(&self, key: &[u8], count: usize) -> u64 {
+        let mut cursor = self.0.cursor();
+        let mut sum = 0u64;
+        if cursor.seek_lower_bound(key).unwrap_or(false) {
+            sum = sum.wrapping_add(cursor.value().map_or(0, value_of));
+            for _ in 0..count {
+                if !cursor.next().unwrap_or(false) {
+                    break;
+                }
+                sum = sum.wrapping_add(cursor.value().map_or(0, value_of));
+            }
+        }
+        sum
+    }
+
+    fn sizes(&self, _dir: &Path) -> Vec<(&'static str, u64)> {
+        let stats = self.0.stats();
+        vec![
+            ("leaf_bytes", stats.leaf_bytes()),
+            ("branch_bytes", stats.branch_bytes()),
+            ("file_bytes", stats.file_bytes),
+        ]
+    }
+
+    fn merge(a: &Path, b: &Path, out: &Path) -> Option<Result<(), BoxError>> {
+        let run = || -> Result<(), BoxError> {
+            let a = artdb_bitable::Table::open(a.join("table.bt"))?;
+            let b = artdb_bitable::Table::open(b.join("table.bt"))?;
+            let mut builder = artdb_bitable::Builder::create(out.join("table.bt"))?;
+            artdb_bitable::merge(
+                &[&a, &b],
+                &mut builder,
+                artdb_bitable::MergeRule::NewestWins,
+            )?;
+            builder.finish(artdb_bitable::Durability::NonDurable)?;
+            Ok(())
+        };
+        Some(run())
+    }
+}
+
+struct FstMap(fst::Map<Mmap>);
+
+impl Structure for FstMap {
+    const NAME: &'static str = "fst";
+
+    fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
+        let file = File::create(dir.join("map.fst"))?;
+        let mut builder = fst::MapBuilder::new(BufWriter::with_capacity(1 << 20, file))?;
+        for pair in input.chunks_exact(PAIR_LEN) {
+            builder.insert(&pair[..KEY_LEN], value_of(&pair[KEY_LEN..]))?;
+        }
+        let file = builder
+            .into_inner()?
+            .into_inner()
+            .map_err(|e| e.into_error())?;
+        if durable {
+            file.sync_all()?;
+            sync_directory(dir)?;
+        }
+        Ok(())
+    }
+
+    fn open(dir: &Path) -> Result<Self, BoxError> {
+        Ok(FstMap(fst::Map::new(map_file(&dir.join("map.fst"))?)?))
+    }
+
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        vec![dir.join("map.fst")]
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<u64> {
+        self.0.get(key)
+    }
+
+    fn scan(&self, key: &[u8], count: usize) -> u64 {
+        use fst::{IntoStreamer, Streamer};
+        let mut stream = self.0.range().ge(key).into_stream();
+        let mut sum = 0u64;
+        for _ in 0..=count {
+            match stream.next() {
+                Some((_, value)) => sum = sum.wrapping_add(value),
+                None => break,
+            }
+        }
+        sum
+    }
+
+    fn sizes(&self, dir: &Path) -> Vec<(&'static str, u64)> {
+        vec![("file_bytes", dir_bytes(dir))]
+    }
+
+    fn merge(a: &Path, b: &Path, out: &Path) -> Option<Result<(), BoxError>> {
+        let run = || -> Result<(), BoxError> {
+            use fst::Streamer;
+            let a = FstMap::open(a)?;
+            let b = FstMap::open(b)?;
+            let file = File::create(out.join("map.fst"))?;
+            let mut builder = fst::MapBuilder::new(BufWriter::with_capacity(1 << 20, file))?;
+            let mut union = fst::map::OpBuilder::new().add(&a.0).add(&b.0).union();
+            while let Some((key, values)) = union.next() {
+                let newest = values.iter().max_by_key(|v| v.index).map_or(0, |v| v.value);
+                builder.insert(key, newest)?;
+            }
+            builder.finish()?;
+            Ok(())
+        };
+        Some(run())
+    }
+}
+
+struct Lmdb {
+    env: heed::Env,
+    database: heed::Database<heed::types::Bytes, heed::types::Bytes>,
+    txn: heed::RoTxn<'static, heed::WithTls>,
+}
+
+impl Lmdb {
+    fn env(dir: &Path, n_bytes: u64, durable: bool) -> Result<heed::Env, BoxError> {
+        let map_size = ((n_bytes * 2 + (1 << 30)) as usize).next_multiple_of(1 << 20);
+        let mut options = heed::EnvOpenOptions::new();
+        options.map_size(map_size).max_dbs(1);
+        if !durable {
+            // SAFETY: NO_SYNC/NO_META_SYNC only weaken durability, which a non-durable build
+            // gives up on purpose; the environment is used by this process alone.
+            unsafe { options.flags(heed::EnvFlags::NO_SYNC | heed::EnvFlags::NO_META_SYNC) };
+        }
+        // SAFETY: heed requires that the environment is not opened twice in the process at once
+        // and that its files are not modified by others: each benchmark directory is private and
+        // every environment is closed (`close`) before its directory is reopened.
+        let env = unsafe { options.open(dir) }?;
+        Ok(env)
+    }
+}
+
+impl Structure for Lmdb {
+    const NAME: &'static str = "lmdb";
+
+    fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
+        let env = Lmdb::env(dir, input.len() as u64, durable)?;
+        let mut txn = env.write_txn()?;
+        let database: heed::Database<heed::types::Bytes, heed::types::Bytes> =
+            env.create_database(&mut txn, None)?;
+        for pair in input.chunks_exact(PAIR_LEN) {
+            database.put_with_flags(
+                &mut txn,
+                heed::PutFlags::APPEND,
+                &pair[..KEY_LEN],
+                &pair[KEY_LEN..],
+            )?;
+        }
+        txn.commit()?;
+        env.prepare_for_closing().wait();
+        Ok(())
+    }
+
+    fn open(dir: &Path) -> Result<Self, BoxError> {
+        let size = dir_bytes(dir);
+        let env = Lmdb::env(dir, size, true)?;
+        let txn = env.read_txn()?;
+        let database = env
+            .open_database(&txn, None)?
+            .ok_or("the LMDB environment has no main database")?;
+        drop(txn);
+        let txn = env.clone().static_read_txn()?;
+        Ok(Lmdb { env, database, txn })
+    }
+
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        vec![dir.join("data.mdb")]
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<u64> {
+        self.database
+            .get(&self.txn, key)
+            .ok()
+            .flatten()
+            .map(value_of)
+    }
+
+    fn scan(&self, key: &[u8], count: usize) -> u64 {
+        use std::ops::Bound;
+        let range = (Bound::Included(key), Bound::Unbounded);
+        let mut sum = 0u64;
+        if let Ok(iter) = self.database.range(&self.txn, &range) {
+            for item in iter.take(count + 1) {
+                match item {
+                    Ok((_, value)) => sum = sum.wrapping_add(value_of(value)),
+                    Err(_) => break,
+                }
+            }
+        }
+        sum
+    }
+
+    fn sizes(&self, dir: &Path) -> Vec<(&'static str, u64)> {
+        let mut rows = vec![(
+            "file_bytes",
+            dir_bytes(&dir.join("data.mdb")).max(file_len(&dir.join("data.mdb"))),
+        )];
+        if let Ok(stat) = self.database.stat(&self.txn) {
+            let page = u64::from(stat.page_size);
+            rows.push(("leaf_bytes", stat.leaf_pages as u64 * page));
+            rows.push(("branch_bytes", stat.branch_pages as u64 * page));
+        }
+        rows
+    }
+
+    fn merge(_a: &Path, _b: &Path, _out: &Path) -> Option<Result<(), BoxError>> {
+        None
+    }
+
+    fn close(self) {
+        let Lmdb { env, txn, .. } = self;
+        drop(txn);
+        env.prepare_for_closing().wait();
+    }
+}
+
+fn file_len(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The floor: fixed 32-byte records in a memory map, binary search.
+struct SortedArray(Mmap);
+
+impl SortedArray {
+    fn lower_bound(&self, key: &[u8]) -> usize {
+        let records = self.0.len() / PAIR_LEN;
+        let (mut low, mut high) = (0usize, records);
+        while low < high {
+            let middle = (low + high) / 2;
+            let at = middle * PAIR_LEN;
+            if &self.0[at..at + KEY_LEN] < key {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
+    }
+}
+
+impl Structure for SortedArray {
+    const NAME: &'static str = "array";
+
+    fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
+        let mut file = File::create(dir.join("pairs.bin"))?;
+        for chunk in input.chunks(1 << 20) {
+            file.write_all(chunk)?;
+        }
+        if durable {
+            file.sync_all()?;
+            sync_directory(dir)?;
+        }
+        Ok(())
+    }
+
+    fn open(dir: &Path) -> Result<Self, BoxError> {
+        Ok(SortedArray(map_file(&dir.join("pairs.bin"))?))
+    }
+
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        vec![dir.join("pairs.bin")]
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<u64> {
+        let index = self.lower_bound(key);
+        let at = index * PAIR_LEN;
+        (at < self.0.len() && &self.0[at..at + KEY_LEN] == key)
+            .then(|| value_of(&self.0[at + KEY_LEN..at + PAIR_LEN]))
+    }
+
+    fn scan(&self, key: &[u8], count: usize) -> u64 {
+        let start = self.lower_bound(key);
+        let end = (start + count + 1).min(self.0.len() / PAIR_LEN);
+        (start..end).fold(0u64, |sum, index| {
+            let at = index * PAIR_LEN + KEY_LEN;
+            sum.wrapping_add(value_of(&self.0[at..at + VALUE_LEN]))
+        })
+    }
+
+    fn sizes(&self, _dir: &Path) -> Vec<(&'static str, u64)> {
+        vec![("leaf_bytes", self.0.len() as u64), ("branch_bytes", 0)]
+    }
+
+    fn merge(a: &Path, b: &Path, out: &Path) -> Option<Result<(), BoxError>> {
+        let run = || -> Result<(), BoxError> {
+            let a = SortedArray::open(a)?;
+            let b = SortedArray::open(b)?;
+            let mut file = BufWriter::with_capacity(1 << 20, File::create(out.join("pairs.bin"))?);
+            let (mut left, mut right) = (
+                a.0.chunks_exact(PAIR_LEN).peekable(),
+                b.0.chunks_exact(PAIR_LEN).peekable(),
+            );
+            loop {
+                let next = match (left.peek(), right.peek()) {
+                    (Some(l), Some(r)) => match l[..KEY_LEN].cmp(&r[..KEY_LEN]) {
+                        std::cmp::Ordering::Less => left.next(),
+                        std::cmp::Ordering::Greater => right.next(),
+                        std::cmp::Ordering::Equal => {
+                            left.next();
+                            right.next()
+                        }
+                    },
+                    (Some(_), None) => left.next(),
+                    (None, Some(_)) => right.next(),
+                    (None, None) => break,
+                };
+                if let Some(record) = next {
+                    file.write_all(record)?;
+                }
+            }
+            file.flush()?;
+            Ok(())
+        };
+        Some(run())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver
+
+struct Plan {
+    n: u64,
+    reps: usize,
+    root: PathBuf,
+    input: Mmap,
+    probes: Vec<([u8; KEY_LEN], u64)>,
+    scan_starts: Vec<[u8; KEY_LEN]>,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn fresh_dir(path: &Path) -> Result<PathBuf, BoxError> {
+    if path.exists() {
+        fs::remove_dir_all(path)?;
+    }
+    fs::create_dir_all(path)?;
+    Ok(path.to_path_buf())
+}
+
+fn point_pass<S: Structure>(
+    structure: &S,
+    probes: &[([u8; KEY_LEN], u64)],
+) -> Result<f64, BoxError> {
+    let start = Instant::now();
+    for (key, expected) in probes {
+        if structure.get(key) != Some(*expected) {
+            return Err(format!("{}: wrong or missing value for a present key", S::NAME).into());
+        }
+    }
+    Ok(probes.len() as f64 / start.elapsed().as_secs_f64())
+}
+
+fn run_structure<S: Structure>(plan: &Plan, rows: &mut Vec<Row>) -> Result<(), BoxError> {
+    let mut push = |op, unit, value| {
+        rows.push(Row {
+            structure: S::NAME,
+            op,
+            unit,
+            value,
+        })
+    };
+    let base = plan.root.join(S::NAME);
+    for (op, durable) in [("build_nondurable", false), ("build_durable", true)] {
+        let dir = fresh_dir(&base.join(op))?;
+        let start = Instant::now();
+        S::build(&plan.input, &dir, durable)?;
+        let seconds = start.elapsed().as_secs_f64();
+        eprintln!("  {:8} {op:17} {seconds:8.3} s", S::NAME);
+        push(op, "seconds", seconds);
+        if durable {
+            fs::remove_dir_all(&dir)?;
+        }
+    }
+    let dir = base.join("build_nondurable");
+    let resident = evict(&S::files(&dir))?;
+    let structure = S::open(&dir)?;
+    let cold = point_pass(&structure, &plan.probes)?;
+    eprintln!(
+        "  {:8} point_cold  {cold:12.0} q/s ({:.1}% of pages resident after eviction)",
+        S::NAME,
+        resident * 100.0
+    );
+    push("point_cold", "qps", cold);
+    let warm = (0..plan.reps)
+        .map(|_| point_pass(&structure, &plan.probes))
+        .collect::<Result<Vec<_>, _>>()?;
+    let warm = median(warm);
+    eprintln!("  {:8} point_warm  {warm:12.0} q/s", S::NAME);
+    push("point_warm", "qps", warm);
+    let mut scans = Vec::new();
+    for _ in 0..plan.reps {
+        let start = Instant::now();
+        let mut sum = 0u64;
+        for key in &plan.scan_starts {
+            sum = sum.wrapping_add(structure.scan(key, 100));
+        }
+        black_box(sum);
+        scans.push(plan.scan_starts.len() as f64 / start.elapsed().as_secs_f64());
+    }
+    let scan = median(scans);
+    eprintln!("  {:8} scan100     {scan:12.0} scans/s", S::NAME);
+    push("scan100", "qps", scan);
+    for (op, bytes) in structure.sizes(&dir) {
+        push(op, "bytes", bytes as f64);
+    }
+    structure.close();
+    fs::remove_dir_all(&dir)?;
+    let (a, b, out) = (
+        base.join("merge_a"),
+        base.join("merge_b"),
+        base.join("merge_out"),
+    );
+    let (a, b, out) = (fresh_dir(&a)?, fresh_dir(&b)?, fresh_dir(&out)?);
+    for (dir, parity) in [(&a, 0u64), (&b, 1u64)] {
+        let half = plan.root.join("half.bin");
+        write_input(&half, plan.n, |index| index % 2 == parity)?;
+        S::build(&map_file(&half)?, dir, false)?;
+        fs::remove_file(&half)?;
+    }
+    let start = Instant::now();
+    if let Some(result) = S::merge(&a, &b, &out) {
+        result?;
+        let seconds = start.elapsed().as_secs_f64();
+        eprintln!("  {:8} merge       {seconds:8.3} s", S::NAME);
+        push("merge", "seconds", seconds);
+        let merged = S::open(&out)?;
+        for (key, expected) in plan.probes.iter().take(10_000) {
+            if merged.get(key) != Some(*expected) {
+                return Err(format!("{}: the merged table lost a key", S::NAME).into());
+            }
+        }
+        merged.close();
+    }
+    fs::remove_dir_all(&base)?;
+    Ok(())
 }
 
 /// Runs W3.
-pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let _ = args.quick;
-    Err("w3 is not built yet".into())
+pub fn run(args: Args) -> Result<(), BoxError> {
+    let n = args
+        .n
+        .unwrap_or(if args.quick { 1_000_000 } else { 10_000_000 });
+    if n < 2 {
+        return Err("w3 needs --n of at least 2".into());
+    }
+    let root = fresh_dir(&args.dir)?;
+    let input_path = root.join("input.bin");
+    eprintln!("w3: generating {n} sorted pairs of 24-byte keys and 8-byte values (untimed)");
+    write_input(&input_path, n, |_| true)?;
+    let input = map_file(&input_path)?;
+    let _ = input.advise(memmap2::Advice::Sequential);
+    let mut rng = StdRng::seed_from_u64(0x5733);
+    let count = POINT_QUERIES.min(n);
+    let mut probes: Vec<_> = (0..count)
+        .map(|j| {
+            let index = (j as u128 * n as u128 / count as u128) as u64;
+            (key_of(index, n), index)
+        })
+        .collect();
+    probes.shuffle(&mut rng);
+    let scan_starts = (0..(n / 100).clamp(1, 100_000))
+        .map(|_| key_of(rng.gen_range(0..n), n))
+        .collect();
+    let plan = Plan {
+        n,
+        reps: args.reps.max(1),
+        root: root.clone(),
+        input,
+        probes,
+        scan_starts,
+    };
+    let mut rows = Vec::new();
+    for name in args.only.split(',').map(str::trim) {
+        eprintln!("w3: {name}");
+        match name {
+            "bitable" => run_structure::<Bitable>(&plan, &mut rows)?,
+            "fst" => run_structure::<FstMap>(&plan, &mut rows)?,
+            "lmdb" => run_structure::<Lmdb>(&plan, &mut rows)?,
+            "array" => run_structure::<SortedArray>(&plan, &mut rows)?,
+            other => {
+                return Err(
+                    format!("unknown structure `{other}` (bitable, fst, lmdb, array)").into(),
+                )
+            }
+        }
+    }
+    drop(plan);
+    fs::remove_dir_all(&root)?;
+    print_table(n, &rows);
+    if let Some(path) = args.json {
+        let results: Vec<_> = rows
+            .iter()
+            .map(|row| serde_json::json!({"structure": row.structure, "op": row.op, row.unit: row.value}))
+            .collect();
+        let document = serde_json::json!({"workload": "w3", "n": n, "results": results});
+        fs::write(&path, serde_json::to_string_pretty(&document)?)?;
+        eprintln!("w3: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_table(n: u64, rows: &[Row]) {
+    println!("W3 n={n} (pairs of 24-byte keys and 8-byte values)");
+    println!(
+        "{:<17} {:<9} {:>16} {:>12}",
+        "op", "structure", "value", "bitable/x"
+    );
+    let ops = [
+        "build_nondurable",
+        "build_durable",
+        "point_cold",
+        "point_warm",
+        "scan100",
+        "merge",
+        "leaf_bytes",
+        "branch_bytes",
+        "file_bytes",
+    ];
+    for op in ops {
+        let bitable = rows
+            .iter()
+            .find(|r| r.op == op && r.structure == "bitable")
+            .map(|r| r.value);
+        for row in rows.iter().filter(|r| r.op == op) {
+            // Ratio as "bitable is x times better": time and size ratios are inverted.
+            let ratio = bitable.map(|b| {
+                if row.unit == "qps" {
+                    b / row.value
+                } else {
+                    row.value / b
+                }
+            });
+            let ratio = ratio.map_or(String::from("-"), |r| format!("{r:.2}x"));
+            let value = match row.unit {
+                "seconds" => format!("{:.3} s", row.value),
+                "qps" => format!("{:.0}/s", row.value),
+                _ => format!("{:.1} MiB", row.value / (1 << 20) as f64),
+            };
+            println!(
+                "{:<17} {:<9} {:>16} {:>12}",
+                row.op, row.structure, value, ratio
+            );
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //! `entry` holds the resolved key and value (a large value's checksum was checked on arrival).
 
 use crate::error::Result;
-use crate::page::compare_keys;
+use crate::page::{compare_keys, PageRef};
 use crate::table::Table;
 use std::ops::Bound;
 
@@ -20,6 +20,8 @@ pub struct Cursor<'t> {
     leaf: u64,
     slot: usize,
     entry: Option<(&'t [u8], &'t [u8])>,
+    /// The leaf page last used, so steps inside a page skip the page lookup.
+    page: Option<(u64, PageRef<'t>)>,
 }
 
 impl<'t> Cursor<'t> {
@@ -30,6 +32,7 @@ impl<'t> Cursor<'t> {
             leaf: 0,
             slot: 0,
             entry: None,
+            page: None,
         }
     }
 
@@ -51,9 +54,23 @@ impl<'t> Cursor<'t> {
         self.entry
     }
 
-    /// Positions on (leaf, slot), or past the end of that leaf onto the next leaf's first pair.
-    fn land(&mut self, leaf: u64, slot: usize) -> Result<bool> {
+    /// Leaf page `leaf`, from the cache when the cursor is already on it.
+    #[inline]
+    fn leaf_page(&mut self, leaf: u64) -> Result<PageRef<'t>> {
+        if let Some((cached, page)) = self.page {
+            if cached == leaf {
+                return Ok(page);
+            }
+        }
         let page = self.table.page(0, leaf)?;
+        self.page = Some((leaf, page));
+        Ok(page)
+    }
+
+    /// Positions on (leaf, slot), or past the end of that leaf onto the next leaf's first pair.
+    #[inline]
+    fn land(&mut self, leaf: u64, slot: usize) -> Result<bool> {
+        let page = self.leaf_page(leaf)?;
         if slot < page.count() {
             return self.load(leaf, slot);
         }
@@ -64,8 +81,9 @@ impl<'t> Cursor<'t> {
         Ok(false)
     }
 
+    #[inline]
     fn load(&mut self, leaf: u64, slot: usize) -> Result<bool> {
-        let page = self.table.page(0, leaf)?;
+        let page = self.leaf_page(leaf)?;
         let key = page.key(slot);
         let value = self.table.resolve(leaf, page.value(slot))?;
         self.leaf = leaf;
@@ -90,7 +108,7 @@ impl<'t> Cursor<'t> {
             self.entry = None;
             return Ok(false);
         }
-        let count = self.table.page(0, pages - 1)?.count();
+        let count = self.leaf_page(pages - 1)?.count();
         self.load(pages - 1, count - 1)
     }
 
@@ -110,6 +128,7 @@ impl<'t> Cursor<'t> {
             return Ok(false);
         }
         let (leaf, page) = self.table.descend(key)?;
+        self.page = Some((leaf, page));
         let slot = page.search(key, strict);
         self.land(leaf, slot)
     }
@@ -143,7 +162,7 @@ impl<'t> Cursor<'t> {
             return self.load(self.leaf, self.slot - 1);
         }
         if self.leaf > 0 {
-            let count = self.table.page(0, self.leaf - 1)?.count();
+            let count = self.leaf_page(self.leaf - 1)?.count();
             return self.load(self.leaf - 1, count - 1);
         }
         self.entry = None;

@@ -135,37 +135,44 @@ pub(crate) fn page_checksum(page_number: u64, page: &[u8]) -> u32 {
     crc32c::crc32c_append(seed, page.get(P_CHECKSUM + 4..).unwrap_or(&[]))
 }
 
+#[inline]
 pub(crate) fn read_u16(bytes: &[u8], at: usize) -> u16 {
     let mut raw = [0u8; 2];
     raw.copy_from_slice(&bytes[at..at + 2]);
     u16::from_le_bytes(raw)
 }
 
+#[inline]
 pub(crate) fn read_u32(bytes: &[u8], at: usize) -> u32 {
     let mut raw = [0u8; 4];
     raw.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(raw)
 }
 
+#[inline]
 pub(crate) fn read_u64(bytes: &[u8], at: usize) -> u64 {
     let mut raw = [0u8; 8];
     raw.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(raw)
 }
 
+#[inline]
 pub(crate) fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
     bytes[at..at + 2].copy_from_slice(&value.to_le_bytes());
 }
 
+#[inline]
 pub(crate) fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
     bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
 }
 
+#[inline]
 pub(crate) fn write_u64(bytes: &mut [u8], at: usize, value: u64) {
     bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
 }
 
 /// Bytes the LEB128 encoding of `value` takes.
+#[inline]
 pub(crate) fn varint_len(value: u64) -> usize {
     let bits = 64 - (value | 1).leading_zeros() as usize;
     bits.div_ceil(7)
@@ -183,6 +190,7 @@ pub(crate) fn write_varint(bytes: &mut [u8], mut at: usize, mut value: u64) -> u
 }
 
 /// Reads a LEB128 value at `at` within `bytes`; `None` if it runs off the end or overflows.
+#[inline]
 pub(crate) fn read_varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut value = 0u64;
     for index in 0..VARINT_LEN_MAX {

@@ -57,6 +57,7 @@ pub mod fuzz;
 mod merge;
 mod page;
 mod pending;
+mod raw;
 mod stats;
 mod table;
 mod verify;
