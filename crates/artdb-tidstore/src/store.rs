@@ -168,6 +168,9 @@ impl TidStore {
     /// ([`Error::InsertOnly`]).
     pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
         self.check_offsets(block, offsets)?;
+        if self.options.insert_only && !offsets.is_empty() {
+            return self.set_new_block(block, offsets);
+        }
         let old = self.tree.get(block)?;
         if old.is_some() && self.options.insert_only {
             return Err(Error::InsertOnly {
@@ -227,6 +230,32 @@ impl TidStore {
         self.remove_value(block, old)?;
         self.len -= count as u64;
         Ok(count)
+    }
+
+    /// Insert-only `set_block_offsets`: one tree descent instead of a lookup and then a write.
+    /// The value is written first; if the block turns out to have had offsets, its old value is
+    /// put back and the fresh bitmap (the arena's top allocation) is given back.
+    fn set_new_block(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
+        let value = if offsets.len() <= EMBEDDED_OFFSETS_MAX {
+            Value::embedded(offsets)
+        } else {
+            let highest = offsets.last().copied().unwrap_or(0);
+            let handle = self.storage.alloc(bitmap::words_for(highest))?;
+            bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
+            Value::Bitmap(handle)
+        };
+        if let Some(old) = self.tree.replace(block, &value.encode())? {
+            self.tree.set_bytes(block, &old)?;
+            if let Value::Bitmap(handle) = value {
+                self.storage.free(handle);
+            }
+            return Err(Error::InsertOnly {
+                block,
+                operation: "replace the offsets",
+            });
+        }
+        self.len += offsets.len() as u64;
+        Ok(())
     }
 
     fn check_offset(&self, block: u32, offset: u16) -> Result<(), Error> {

@@ -64,6 +64,22 @@ impl BlockTree {
         Ok(())
     }
 
+    /// Sets the value of `block` and returns the raw bytes it replaced (no allocation when the
+    /// block was absent).
+    pub(crate) fn replace(
+        &mut self,
+        block: u32,
+        value: &Encoded,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        Ok(self.tree.insert(&key(block), value.as_bytes())?)
+    }
+
+    /// Puts back raw bytes that [`BlockTree::replace`] returned.
+    pub(crate) fn set_bytes(&mut self, block: u32, bytes: &[u8]) -> Result<(), Error> {
+        self.tree.insert(&key(block), bytes)?;
+        Ok(())
+    }
+
     pub(crate) fn remove(&mut self, block: u32) -> Result<(), Error> {
         self.tree.remove(&key(block))?;
         Ok(())
