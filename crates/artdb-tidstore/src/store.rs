@@ -443,3 +443,122 @@ impl TidStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn insert_only() -> TidStore {
+        TidStore::with_options(TidStoreOptions {
+            insert_only: true,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn out_of_range_ids_are_typed_errors() {
+        let mut store = TidStore::new();
+        for offset in [0, MAX_OFFSET_DEFAULT + 1] {
+            let error = store.insert(4, offset).unwrap_err();
+            assert!(
+                matches!(error, Error::OffsetOutOfRange { block: 4, .. }),
+                "{error:?}"
+            );
+            assert!(error
+                .to_string()
+                .contains("valid offsets run from 1 to 2047"));
+            assert!(store.contains(4, offset).is_err());
+            assert!(store.lookup_cursor().contains(4, offset).is_err());
+        }
+        let error = store.set_block_offsets(4, &[3, 9, 9]).unwrap_err();
+        assert!(
+            matches!(error, Error::OffsetsUnsorted { block: 4, index: 2 }),
+            "{error:?}"
+        );
+        assert!(store.set_block_offsets(4, &[9, 3]).is_err());
+        assert!(store.is_empty(), "a refused call changes nothing");
+        let error = TidStore::with_options(TidStoreOptions {
+            max_offset: 0,
+            insert_only: false,
+        });
+        assert!(matches!(
+            error,
+            Err(Error::InvalidMaxOffset { max_offset: 0 })
+        ));
+        let small = TidStoreOptions {
+            max_offset: 10,
+            insert_only: false,
+        };
+        let mut store = TidStore::with_options(small).unwrap();
+        assert!(store.insert(1, 10).unwrap());
+        assert!(store.insert(1, 11).is_err());
+    }
+
+    #[test]
+    fn insert_only_refuses_removal_and_replacement() {
+        let mut store = insert_only();
+        store.set_block_offsets(1, &[1, 2, 3, 4, 5]).unwrap();
+        store.set_block_offsets(2, &[7]).unwrap();
+        assert!(
+            store.insert(1, 200).unwrap(),
+            "growing a block is an insert"
+        );
+        for result in [
+            store.set_block_offsets(1, &[1]),
+            store.set_block_offsets(2, &[1, 2, 3, 4]),
+            store.set_block_offsets(2, &[]),
+            store.remove_block(1).map(|_| ()),
+            store.remove(2, 7).map(|_| ()),
+        ] {
+            let error = result.unwrap_err();
+            assert!(matches!(error, Error::InsertOnly { .. }), "{error:?}");
+            assert!(error.to_string().contains("insert-only"));
+        }
+        assert_eq!(store.len(), 7);
+        assert_eq!(
+            store.block_offsets(1).unwrap().to_vec(),
+            [1, 2, 3, 4, 5, 200]
+        );
+        assert_eq!(store.block_offsets(2).unwrap().to_vec(), [7]);
+        store.verify().unwrap();
+    }
+
+    #[test]
+    fn dense_blocks_cost_less_than_a_byte_per_id() {
+        for mut store in [TidStore::new(), insert_only()] {
+            let offsets: Vec<u16> = (1..=291).collect();
+            for block in 0..1000 {
+                store.set_block_offsets(block * 10, &offsets).unwrap();
+            }
+            assert_eq!(store.len(), 291_000);
+            // 5 words of bitmap per block plus the tree: well under the 6 bytes per id of an array.
+            let per_id = store.memory_usage() as f64 / store.len() as f64;
+            assert!(per_id < 1.0, "{per_id} bytes per id");
+            store.verify().unwrap();
+        }
+    }
+
+    #[test]
+    fn extreme_blocks_and_offsets() {
+        let options = TidStoreOptions {
+            max_offset: u16::MAX,
+            insert_only: false,
+        };
+        let mut store = TidStore::with_options(options).unwrap();
+        for offset in [1, 2, 3, u16::MAX] {
+            store.insert(u32::MAX, offset).unwrap();
+            store.insert(0, offset).unwrap();
+        }
+        let ids: Vec<(u32, u16)> = store.ids().collect::<Result<_, _>>().unwrap();
+        assert_eq!(ids.first(), Some(&(0, 1)));
+        assert_eq!(ids.last(), Some(&(u32::MAX, u16::MAX)));
+        assert_eq!(ids.len(), 8);
+        assert!(store.remove(u32::MAX, u16::MAX).unwrap());
+        assert!(
+            store.block_offsets(u32::MAX).unwrap().is_embedded(),
+            "back to three offsets"
+        );
+        store.verify().unwrap();
+    }
+}

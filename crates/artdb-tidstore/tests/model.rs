@@ -270,3 +270,47 @@ fn both_transitions_are_exercised() {
     assert!(TO_BITMAP.load(Ordering::Relaxed) >= 1);
     assert!(TO_EMBEDDED.load(Ordering::Relaxed) >= 2);
 }
+
+/// Many blocks (so the tree's nodes grow through every kind and the arena through several
+/// chunks), driven by a seeded generator; both modes, checked against the model at the end.
+#[test]
+fn many_blocks_match_btreeset() {
+    use rand::{Rng, SeedableRng};
+    let seed = 0x7153_2024 + u64::from(scale());
+    for insert_only in [false, true] {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut store = TidStore::with_options(options(insert_only)).unwrap();
+        let mut model = BTreeSet::new();
+        for i in 0..30_000 * scale() {
+            // Clustered blocks: runs of neighbours plus far-away ones.
+            let block = if rng.gen_bool(0.8) {
+                rng.gen_range(0..5_000)
+            } else {
+                rng.gen()
+            };
+            let offset = rng.gen_range(1..=MAX_OFFSET);
+            let op = match rng.gen_range(0..10) {
+                0..=5 => Op::Insert(block, offset),
+                6 => Op::Remove(block, offset),
+                7 => {
+                    let count = rng.gen_range(0..12);
+                    let offsets = (0..count).map(|_| rng.gen_range(1..=MAX_OFFSET)).collect();
+                    Op::SetBlock(block, prepare(offsets, true))
+                }
+                8 => Op::RemoveBlock(block),
+                _ => Op::Contains(block, offset),
+            };
+            step(&mut store, &mut model, &op);
+            if i % 10_000 == 9_999 {
+                check_whole(&store, &model);
+            }
+        }
+        check_whole(&store, &model);
+        let mut probes: Vec<(u32, u16)> = (0..20_000)
+            .map(|_| (rng.gen_range(0..5_000), rng.gen_range(1..=MAX_OFFSET)))
+            .collect();
+        check_cursor(&store, &model, &probes, true);
+        probes.truncate(2_000);
+        check_cursor(&store, &model, &probes, false);
+    }
+}
