@@ -15,5 +15,8 @@ mod error;
 pub mod io;
 mod store;
 
-pub use db::{Db, Options};
+pub use db::{
+    CheckpointStats, Cursor, Db, DbStats, Iter, Options, ReadTxn, Table, TableStats, VerifyReport,
+    WriteTxn,
+};
 pub use error::{CorruptionKind, Error, Result};

@@ -74,7 +74,9 @@ impl<'db> WriteTxn<'db> {
             } else {
                 Touch::Reopen
             });
-        let log = matches!(touch, Touch::Undo);
+        // A table created in this batch simply vanishes on abort: nothing to log.
+        let created = self.created.iter().any(|name| name == table);
+        let log = matches!(touch, Touch::Undo) && !created;
         Ok((&mut entry.tree, log))
     }
 
@@ -155,7 +157,7 @@ impl<'db> WriteTxn<'db> {
             .tables
             .insert(name.to_string(), TableState::empty());
         self.created.push(name.to_string());
-        self.touched.insert(name.to_string(), Touch::Reopen);
+        self.touched.entry(name.to_string()).or_insert(Touch::Undo);
         Ok(())
     }
 
@@ -168,7 +170,13 @@ impl<'db> WriteTxn<'db> {
             .ok_or_else(|| Error::TableNotFound {
                 name: name.to_string(),
             })?;
-        self.dropped.push((name.to_string(), table));
+        match self.created.iter().position(|created| created == name) {
+            // Created in this batch: it simply goes (it has nothing persisted).
+            Some(index) => {
+                self.created.remove(index);
+            }
+            None => self.dropped.push((name.to_string(), table)),
+        }
         Ok(())
     }
 
@@ -203,12 +211,11 @@ impl<'db> WriteTxn<'db> {
     fn abort(&mut self) -> Result<()> {
         let source = self.shared.tree_source();
         let state = &mut *self.state;
-        for (name, table) in std::mem::take(&mut self.dropped) {
-            state.tables.insert(name, table);
-        }
         for name in std::mem::take(&mut self.created) {
             state.tables.remove(&name);
-            self.touched.remove(&name);
+        }
+        for (name, table) in std::mem::take(&mut self.dropped) {
+            state.tables.insert(name, table);
         }
         for undo in std::mem::take(&mut self.undo).into_iter().rev() {
             let Some(table) = state.tables.get_mut(&undo.table) else {
