@@ -1,20 +1,421 @@
-//! `artdb bitable ...`: build, query, merge and check bitable files. (Being built by its issue.)
+//! `artdb bitable ...`: build, query, merge, check and describe bitable files.
+//!
+//! Keys and values on the command line and in TSV input are text (the bytes of the UTF-8 string)
+//! unless `--hex` is given, in which case they are hexadecimal. Output shows bytes as text with
+//! non-printable bytes escaped (`\xNN`), or as hex with `--hex`; `--json` prints one JSON document
+//! (pairs as strings in the same encoding). Exit codes: 0 success, 1 error (including a failed
+//! verify), 2 `get` of an absent key.
+
+use artdb_bitable::{merge, Builder, Durability, MergeRule, Options, Table};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::ops::Bound;
+use std::path::PathBuf;
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// Output and key-encoding flags shared by the subcommands.
+#[derive(clap::Args, Clone, Copy)]
+pub struct Format {
+    /// Print one JSON document instead of human-readable text.
+    #[arg(long)]
+    json: bool,
+    /// Keys and values (arguments, input and output) are hexadecimal.
+    #[arg(long)]
+    hex: bool,
+}
 
 /// The `bitable` subcommands.
 #[derive(clap::Subcommand)]
 pub enum Command {
+    /// Build a table from sorted `key<TAB>value` lines.
+    Build {
+        /// The table file to write.
+        out: PathBuf,
+        /// Input file, or `-` for standard input.
+        #[arg(long, default_value = "-")]
+        from: String,
+        /// Page size in bytes (a power of two from 512 to 65536).
+        #[arg(long, default_value_t = 4096)]
+        page_size: usize,
+        /// Skip the fsyncs (the table may not survive a power loss).
+        #[arg(long)]
+        no_sync: bool,
+        #[command(flatten)]
+        format: Format,
+    },
+    /// Print the value stored under a key (exit code 2 if absent).
+    Get {
+        /// The table file.
+        file: PathBuf,
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        format: Format,
+    },
+    /// Print pairs in key order.
+    Scan {
+        /// The table file.
+        file: PathBuf,
+        /// First key (inclusive).
+        #[arg(long)]
+        from: Option<String>,
+        /// Last key (exclusive).
+        #[arg(long)]
+        to: Option<String>,
+        /// Only keys starting with this prefix.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Print at most this many pairs.
+        #[arg(long)]
+        limit: Option<u64>,
+        #[command(flatten)]
+        format: Format,
+    },
+    /// Merge tables into one (a key in several inputs: the last input wins, or --strict fails).
+    Merge {
+        /// The table file to write.
+        out: PathBuf,
+        /// Input tables, oldest first.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Fail on a key present in two inputs instead of keeping the newest.
+        #[arg(long)]
+        strict: bool,
+        #[command(flatten)]
+        format: Format,
+    },
     /// Check every page and the key order of a table.
     Verify {
         /// The table file.
-        file: std::path::PathBuf,
+        file: PathBuf,
+        #[command(flatten)]
+        format: Format,
+    },
+    /// Print pairs, pages and bytes per level, large-value bytes and fill factors.
+    Stats {
+        /// The table file.
+        file: PathBuf,
+        #[command(flatten)]
+        format: Format,
     },
 }
 
 /// Runs a `bitable` subcommand.
-pub fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(command: Command) -> Result<(), BoxError> {
     match command {
-        Command::Verify { file } => {
-            Err(format!("{}: bitable is not built yet", file.display()).into())
+        Command::Build {
+            out,
+            from,
+            page_size,
+            no_sync,
+            format,
+        } => build(out, &from, page_size, no_sync, format),
+        Command::Get { file, key, format } => get(file, &key, format),
+        Command::Scan {
+            file,
+            from,
+            to,
+            prefix,
+            limit,
+            format,
+        } => scan(file, from, to, prefix, limit, format),
+        Command::Merge {
+            out,
+            inputs,
+            strict,
+            format,
+        } => merge_tables(out, &inputs, strict, format),
+        Command::Verify { file, format } => verify(file, format),
+        Command::Stats { file, format } => stats(file, format),
+    }
+}
+
+fn decode(text: &str, format: Format) -> Result<Vec<u8>, BoxError> {
+    if !format.hex {
+        return Ok(text.as_bytes().to_vec());
+    }
+    if text.len() % 2 != 0 {
+        return Err(format!("`{text}` is not hexadecimal: it has an odd number of digits").into());
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|at| {
+            u8::from_str_radix(&text[at..at + 2], 16)
+                .map_err(|_| format!("`{text}` is not hexadecimal").into())
+        })
+        .collect()
+}
+
+fn encode(bytes: &[u8], format: Format) -> String {
+    if format.hex {
+        bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    } else {
+        bytes.escape_ascii().to_string()
+    }
+}
+
+fn build(
+    out: PathBuf,
+    from: &str,
+    page_size: usize,
+    no_sync: bool,
+    format: Format,
+) -> Result<(), BoxError> {
+    let (reader, len): (Box<dyn Read>, Option<u64>) = if from == "-" {
+        (Box::new(std::io::stdin().lock()), None)
+    } else {
+        let file = std::fs::File::open(from).map_err(|e| format!("cannot open {from}: {e}"))?;
+        let len = file.metadata()?.len();
+        (Box::new(file), Some(len))
+    };
+    let progress = match len {
+        Some(len) => indicatif::ProgressBar::new(len),
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    if format.json || len.is_none() {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let mut reader = BufReader::with_capacity(1 << 20, progress.wrap_read(reader));
+    let options = Options {
+        page_size,
+        ..Options::default()
+    };
+    let mut builder = Builder::with_options(&out, options)?;
+    let mut line = Vec::new();
+    let mut line_number = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        line_number += 1;
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let Some(tab) = text.iter().position(|&byte| byte == b'\t') else {
+            return Err(format!("line {line_number}: expected `key<TAB>value`").into());
+        };
+        let (key, value) = (&text[..tab], &text[tab + 1..]);
+        let (key, value) = if format.hex {
+            let key = decode(std::str::from_utf8(key)?, format)?;
+            let value = decode(std::str::from_utf8(value)?, format)?;
+            (key, value)
+        } else {
+            (key.to_vec(), value.to_vec())
+        };
+        builder
+            .append(&key, &value)
+            .map_err(|e| format!("line {line_number}: {e}"))?;
+    }
+    progress.finish_and_clear();
+    let durability = if no_sync {
+        Durability::NonDurable
+    } else {
+        Durability::Durable
+    };
+    let summary = builder.finish(durability)?;
+    if format.json {
+        let document = serde_json::json!({
+            "file": out.display().to_string(),
+            "pairs": summary.pairs,
+            "file_bytes": summary.file_bytes,
+            "levels": summary.levels.len(),
+        });
+        println!("{document}");
+    } else {
+        println!(
+            "wrote {}: {} pairs, {} bytes, {} levels",
+            out.display(),
+            summary.pairs,
+            summary.file_bytes,
+            summary.levels.len()
+        );
+    }
+    Ok(())
+}
+
+fn get(file: PathBuf, key: &str, format: Format) -> Result<(), BoxError> {
+    let table = Table::open(&file)?;
+    let key = decode(key, format)?;
+    match table.get(&key)? {
+        Some(value) if format.json => {
+            println!(
+                "{}",
+                serde_json::json!({"key": encode(&key, format), "value": encode(value, format)})
+            );
+            Ok(())
+        }
+        Some(value) => {
+            println!("{}", encode(value, format));
+            Ok(())
+        }
+        None => {
+            if format.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"key": encode(&key, format), "value": null})
+                );
+            } else {
+                eprintln!("artdb: key not found");
+            }
+            std::process::exit(2);
         }
     }
+}
+
+fn scan(
+    file: PathBuf,
+    from: Option<String>,
+    to: Option<String>,
+    prefix: Option<String>,
+    limit: Option<u64>,
+    format: Format,
+) -> Result<(), BoxError> {
+    let table = Table::open(&file)?;
+    let from = from.map(|k| decode(&k, format)).transpose()?;
+    let to = to.map(|k| decode(&k, format)).transpose()?;
+    let prefix = prefix.map(|k| decode(&k, format)).transpose()?;
+    let lower = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
+    let upper = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    let pairs: Box<dyn Iterator<Item = artdb_bitable::Result<(&[u8], &[u8])>>> = match &prefix {
+        Some(prefix) => {
+            let lower_key = from.as_deref();
+            Box::new(
+                table
+                    .prefix(prefix)
+                    .filter(move |item| match (item, lower_key) {
+                        (Ok((key, _)), Some(lower)) => *key >= lower,
+                        _ => true,
+                    }),
+            )
+        }
+        None => Box::new(table.range(lower, upper)),
+    };
+    let upper_key = to.as_deref();
+    let mut stdout = std::io::stdout().lock();
+    let mut rows = Vec::new();
+    for item in pairs.take(limit.map_or(usize::MAX, |l| l as usize)) {
+        let (key, value) = item?;
+        if upper_key.is_some_and(|upper| key >= upper) {
+            break;
+        }
+        if format.json {
+            rows.push(serde_json::json!([
+                encode(key, format),
+                encode(value, format)
+            ]));
+        } else {
+            writeln!(stdout, "{}\t{}", encode(key, format), encode(value, format))?;
+        }
+    }
+    if format.json {
+        writeln!(stdout, "{}", serde_json::json!({"pairs": rows}))?;
+    }
+    Ok(())
+}
+
+fn merge_tables(
+    out: PathBuf,
+    inputs: &[PathBuf],
+    strict: bool,
+    format: Format,
+) -> Result<(), BoxError> {
+    let tables = inputs
+        .iter()
+        .map(|path| Table::open(path).map_err(|e| format!("{}: {e}", path.display())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let references: Vec<&Table> = tables.iter().collect();
+    let page_size = tables.first().map_or(4096, |t| t.page_size());
+    let mut builder = Builder::with_options(
+        &out,
+        Options {
+            page_size,
+            ..Options::default()
+        },
+    )?;
+    let rule = if strict {
+        MergeRule::Error
+    } else {
+        MergeRule::NewestWins
+    };
+    merge(&references, &mut builder, rule)?;
+    let summary = builder.finish(Durability::Durable)?;
+    if format.json {
+        println!(
+            "{}",
+            serde_json::json!({"file": out.display().to_string(), "pairs": summary.pairs, "inputs": inputs.len()})
+        );
+    } else {
+        println!(
+            "merged {} tables into {}: {} pairs",
+            inputs.len(),
+            out.display(),
+            summary.pairs
+        );
+    }
+    Ok(())
+}
+
+fn verify(file: PathBuf, format: Format) -> Result<(), BoxError> {
+    let result = Table::open(&file).and_then(|table| table.verify().map(|()| table.len()));
+    match (result, format.json) {
+        (Ok(pairs), true) => println!("{}", serde_json::json!({"ok": true, "pairs": pairs})),
+        (Ok(pairs), false) => println!("{}: ok, {pairs} pairs", file.display()),
+        (Err(error), true) => {
+            println!(
+                "{}",
+                serde_json::json!({"ok": false, "error": error.to_string()})
+            );
+            return Err(format!("{}: {error}", file.display()).into());
+        }
+        (Err(error), false) => return Err(format!("{}: {error}", file.display()).into()),
+    }
+    Ok(())
+}
+
+fn stats(file: PathBuf, format: Format) -> Result<(), BoxError> {
+    let table = Table::open(&file)?;
+    let stats = table.stats();
+    if format.json {
+        let levels: Vec<_> = stats
+            .levels
+            .iter()
+            .map(|level| {
+                serde_json::json!({
+                    "level": level.level, "pages": level.pages, "bytes": level.bytes,
+                    "used_bytes": level.used_bytes, "fill_factor": level.fill_factor,
+                })
+            })
+            .collect();
+        let document = serde_json::json!({
+            "pairs": stats.pairs, "page_size": stats.page_size, "file_bytes": stats.file_bytes,
+            "key_bytes": stats.key_bytes, "value_bytes": stats.value_bytes,
+            "large_value_count": stats.large_value_count,
+            "large_value_bytes": stats.large_value_bytes, "levels": levels,
+        });
+        println!("{document}");
+        return Ok(());
+    }
+    println!("pairs              {}", stats.pairs);
+    println!("page size          {} bytes", stats.page_size);
+    println!("file               {} bytes", stats.file_bytes);
+    println!(
+        "keys / values      {} / {} bytes",
+        stats.key_bytes, stats.value_bytes
+    );
+    println!(
+        "large values       {} ({} bytes)",
+        stats.large_value_count, stats.large_value_bytes
+    );
+    println!("level  kind    pages        bytes   fill");
+    for level in &stats.levels {
+        let kind = if level.level == 0 { "leaf" } else { "branch" };
+        println!(
+            "{:>5}  {kind:<6} {:>6} {:>12} {:>5.1}%",
+            level.level,
+            level.pages,
+            level.bytes,
+            level.fill_factor * 100.0
+        );
+    }
+    Ok(())
 }
