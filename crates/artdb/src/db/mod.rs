@@ -87,7 +87,12 @@ pub(crate) struct WriterState {
     released: Vec<u64>,
     catalog_dirty: bool,
     closed: bool,
+    /// Pages in use after the last compaction (see `should_compact`).
+    compact_baseline_pages: Option<u64>,
 }
+
+/// Growth in pages below which no compaction happens (small databases).
+const COMPACT_SLACK_PAGES: u64 = 32;
 
 pub(crate) struct Shared {
     writer: Mutex<WriterState>,
@@ -227,6 +232,7 @@ impl Db {
             released: Vec::new(),
             catalog_dirty: false,
             closed: false,
+            compact_baseline_pages: None,
         };
         let shared = Shared {
             writer: Mutex::new(state),
@@ -283,14 +289,22 @@ impl Db {
     /// Makes every commit so far durable: writes the changed nodes and a new superblock.
     pub fn checkpoint(&self) -> Result<CheckpointStats> {
         let mut state = self.shared.writer.lock();
-        state.checkpoint(&self.shared)
+        state.checkpoint(&self.shared, false)
+    }
+
+    /// A checkpoint that also rewrites every table densely (what checkpoints do by themselves
+    /// when the pages in use have grown by half since the last compaction), so that the file
+    /// shrinks to about the size of its data.
+    pub fn compact(&self) -> Result<CheckpointStats> {
+        let mut state = self.shared.writer.lock();
+        state.checkpoint(&self.shared, true)
     }
 
     /// Checkpoints if anything changed, then closes the database.
     pub fn close(self) -> Result<()> {
         let mut state = self.shared.writer.lock();
         let result = if state.needs_checkpoint() {
-            state.checkpoint(&self.shared).map(drop)
+            state.checkpoint(&self.shared, false).map(drop)
         } else {
             Ok(())
         };
@@ -395,7 +409,7 @@ impl Db {
             entry.dirty = true;
         }
         self.shared.publish(state, &[table.to_string()]);
-        state.checkpoint(&self.shared)?;
+        state.checkpoint(&self.shared, false)?;
         Ok(len)
     }
 }
@@ -409,7 +423,7 @@ impl Drop for Db {
             && state.needs_checkpoint()
         {
             // Errors cannot be reported from drop; `close` reports them.
-            let _ = state.checkpoint(&self.shared);
+            let _ = state.checkpoint(&self.shared, false);
         }
     }
 }
@@ -448,22 +462,43 @@ impl WriterState {
     }
 
     /// The checkpoint (see the module docs).
-    fn checkpoint(&mut self, shared: &Shared) -> Result<CheckpointStats> {
+    fn checkpoint(&mut self, shared: &Shared, force_compact: bool) -> Result<CheckpointStats> {
         self.store.check_writable()?;
         let epoch = shared.advance_epoch();
         let pinned_epoch_min = shared.pins.min();
+        let compact = self.should_compact()? || force_compact;
         let mut roots: Vec<(String, ChildWord, u64)> = Vec::new();
+        let mut compacted_released: Vec<u64> = Vec::new();
         let counts = {
             let mut writer = self.store.begin_checkpoint(pinned_epoch_min)?;
             let mut failure = None;
-            for (name, table) in self.tables.iter().filter(|(_, table)| table.dirty) {
-                let mut sink = TreeSink::new(&mut writer);
-                match table.tree.persist(&mut sink) {
+            for (name, table) in self.tables.iter() {
+                let rewrite = compact && !table.tree.is_empty();
+                if !(table.dirty || rewrite) {
+                    continue;
+                }
+                let written = if rewrite {
+                    rewrite_table(&table.tree, &mut writer)
+                } else {
+                    let mut sink = TreeSink::new(&mut writer);
+                    table
+                        .tree
+                        .persist(&mut sink)
+                        .map_err(|error| sink.convert(error))
+                };
+                match written {
                     Ok(root) => roots.push((name.clone(), root, table.tree.len())),
                     Err(error) => {
-                        failure = Some(sink.convert(error));
+                        failure = Some(error);
                         break;
                     }
+                }
+                if rewrite {
+                    // Every node of the old version goes; a node that cannot be read stays
+                    // allocated (a leak, not a loss).
+                    let _ = table
+                        .tree
+                        .for_each_persisted(|offset| compacted_released.push(offset));
                 }
             }
             match failure {
@@ -475,8 +510,12 @@ impl WriterState {
             }
         };
         let catalog_bytes = self.catalog_with(&roots);
-        let released = self.take_released();
+        let mut released = self.take_released();
+        released.extend(compacted_released);
         let superblock = self.store.commit(&catalog_bytes, released, epoch)?;
+        if compact {
+            self.compact_baseline_pages = Some(self.store.usage()?.used_pages());
+        }
         let source = shared.tree_source();
         let mut touched = Vec::new();
         for (name, root, len) in &roots {
@@ -499,6 +538,22 @@ impl WriterState {
             &catalog_bytes,
             roots.len(),
         ))
+    }
+
+    /// Whether this checkpoint rewrites every table compactly: when the pages in use have grown
+    /// past 1.5 times what they were after the last compaction (or the first checkpoint of this
+    /// process). Random updates leave most pages partly live, and a page is reusable only when
+    /// all its nodes are gone; without this the file would settle at many times its data.
+    /// Amortized, each compaction's full rewrite is paid for by the growth that triggered it.
+    fn should_compact(&mut self) -> Result<bool> {
+        let used = self.store.usage()?.used_pages();
+        match self.compact_baseline_pages {
+            None => {
+                self.compact_baseline_pages = Some(used);
+                Ok(false)
+            }
+            Some(baseline) => Ok(used > baseline + baseline / 2 + COMPACT_SLACK_PAGES),
+        }
     }
 
     /// Every persisted node unlinked since the last checkpoint: by the tables' trees, by trees
@@ -539,6 +594,25 @@ impl WriterState {
         });
         catalog::encode(entries)
     }
+}
+
+/// Writes `tree`'s current version afresh, densely packed, through `writer` (a streaming bulk
+/// build from its own iteration: O(depth) memory); returns the new root.
+fn rewrite_table(tree: &Tree, writer: &mut crate::store::PageWriter<'_>) -> Result<ChildWord> {
+    let mut failure = None;
+    let pairs = tree.iter().map_while(|item| match item {
+        Ok(pair) => Some(pair),
+        Err(error) => {
+            failure = Some(error);
+            None
+        }
+    });
+    let mut sink = TreeSink::new(writer);
+    let built = Tree::bulk_persist(pairs, &mut sink).map_err(|error| sink.convert(error));
+    if let Some(error) = failure {
+        return Err(from_tree(error));
+    }
+    built.map(|(root, _)| root)
 }
 
 fn checkpoint_stats(

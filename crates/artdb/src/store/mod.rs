@@ -59,6 +59,25 @@ pub struct StoreStats {
     pub generation: u64,
 }
 
+/// Pages of the file by use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpaceUsage {
+    /// Pages up to the high-water mark.
+    pub page_count: u64,
+    /// Free now.
+    pub free_pages: u64,
+    /// Freed, waiting for readers or the next checkpoint.
+    pub pending_pages: u64,
+}
+
+impl SpaceUsage {
+    /// Pages holding live data (or the header and superblocks).
+    pub fn used_pages(&self) -> u64 {
+        self.page_count
+            .saturating_sub(self.free_pages + self.pending_pages)
+    }
+}
+
 /// The write side of the store (see the module docs). Owned by the database under its writer
 /// lock; readers go through the shared [`PageSource`].
 pub struct Store {
@@ -187,6 +206,16 @@ impl Store {
         self.space.as_mut().ok_or(Error::Poisoned)
     }
 
+    /// Pages by use (loads the space map on first use).
+    pub fn usage(&mut self) -> Result<SpaceUsage> {
+        let space = self.space()?;
+        Ok(SpaceUsage {
+            page_count: space.page_count(),
+            free_pages: space.free_pages(),
+            pending_pages: space.pending_pages(),
+        })
+    }
+
     /// Step 1 of a checkpoint or bulk load: a sink for node images (see the module docs).
     /// `pinned_epoch_min` is the smallest epoch of a live snapshot.
     pub fn begin_checkpoint(&mut self, pinned_epoch_min: Option<u64>) -> Result<PageWriter<'_>> {
@@ -247,6 +276,7 @@ impl Store {
                 space.release_meta(blob.offset / PAGE_SIZE, blob.page_count());
             }
         }
+        space.trim_free_tail();
         let catalog_pages = (catalog.len() as u64).div_ceil(PAGE_SIZE).max(1);
         let catalog_first = space.allocate(catalog_pages, 0);
         space.add_meta(catalog_first, catalog_pages);
@@ -291,6 +321,13 @@ impl Store {
             .write_at(SUPERBLOCK_OFFSETS[slot], &superblock.encode())
             .map_err(Error::io("write the superblock"))?;
         storage.sync().map_err(Error::io("sync the superblock"))?;
+        // Only now may the file shrink: the previous superblock's page count no longer matters.
+        // No sync: a crash before the next one leaves a longer file, which is harmless.
+        if file_len > page_count * PAGE_SIZE {
+            storage
+                .set_len(page_count * PAGE_SIZE)
+                .map_err(Error::io("shrink the file"))?;
+        }
         self.source.publish_data_end(page_count * PAGE_SIZE);
         self.durable = superblock;
         Ok(superblock)
@@ -319,7 +356,13 @@ impl Store {
                 problems.push(error);
             }
         }
-        let entries = self.space()?.entries().to_vec();
+        let entries = match self.space() {
+            Ok(space) => space.entries().to_vec(),
+            Err(error) => {
+                problems.push(error);
+                return Ok(problems);
+            }
+        };
         for (page, &entry) in entries.iter().enumerate() {
             let holds_nodes = entry != space::FREE && entry <= space::NODES_PER_PAGE_MAX;
             if page as u64 >= format::DATA_PAGE_FIRST && holds_nodes {

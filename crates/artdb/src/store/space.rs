@@ -134,6 +134,18 @@ impl SpaceMap {
         None
     }
 
+    /// Drops free pages (not pending ones) from the end of the file's used range, so the file
+    /// can shrink.
+    pub fn trim_free_tail(&mut self) {
+        while self.counts.len() as u64 > DATA_PAGE_FIRST {
+            let last = self.counts.len() as u64 - 1;
+            if self.counts[last as usize] != FREE || !self.free.remove(&last) {
+                break;
+            }
+            self.counts.pop();
+        }
+    }
+
     /// Marks an allocated page as holding one more node.
     pub fn add_node(&mut self, page: u64) {
         let entry = &mut self.counts[page as usize];

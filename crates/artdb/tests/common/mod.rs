@@ -162,11 +162,29 @@ pub fn checkpoint_workload(
             }
             batch.commit()?;
             before_checkpoint(round);
-            db.checkpoint()?;
+            if round % 2 == 0 {
+                db.compact()?;
+            } else {
+                db.checkpoint()?;
+            }
             after_checkpoint(round, &model);
         }
         Ok(())
     };
     let result = run();
     (model, result, Some(db))
+}
+
+/// Reads every table of one read transaction into a model.
+pub fn dump_read(read: &artdb::ReadTxn) -> artdb::Result<Model> {
+    let mut model = Model::new();
+    for name in read.table_names() {
+        let mut pairs = BTreeMap::new();
+        for item in read.table(&name)?.iter() {
+            let (key, value) = item?;
+            pairs.insert(key, value.to_vec());
+        }
+        model.insert(name, pairs);
+    }
+    Ok(model)
 }

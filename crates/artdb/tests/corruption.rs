@@ -1,0 +1,194 @@
+//! Corruption tests: flip bytes in every region of a small database file (header, both
+//! superblocks, node pages and extents, catalog blob, space blob) and open, read everything and
+//! verify. The outcome must be `Error::Corruption` (or a verify problem), or exactly the data of
+//! a completed checkpoint; never a panic, never other data.
+
+mod common;
+
+use artdb::Error;
+use common::{dump, memory_db, open_image, Model};
+use std::collections::BTreeMap;
+
+const PAGE: usize = 4096;
+
+struct Fixture {
+    image: Vec<u8>,
+    latest: Model,
+    previous: Model,
+}
+
+fn fixture() -> Fixture {
+    let (storage, db) = memory_db();
+    db.create_table("t").unwrap();
+    db.create_table("u").unwrap();
+    let mut model = Model::new();
+    let mut batch = db.write().unwrap();
+    let (mut t, mut u) = (BTreeMap::new(), BTreeMap::new());
+    for i in 0u32..400 {
+        let key = (i * 7).to_be_bytes().to_vec();
+        let value = vec![i as u8; (i % 13) as usize];
+        batch.insert("t", &key, &value).unwrap();
+        t.insert(key, value);
+    }
+    for i in 0u32..30 {
+        let key = format!("key number {i}").into_bytes();
+        let value = if i == 3 {
+            vec![9u8; 6000]
+        } else {
+            i.to_le_bytes().to_vec()
+        };
+        batch.insert("u", &key, &value).unwrap();
+        u.insert(key, value);
+    }
+    batch.commit().unwrap();
+    model.insert("t".into(), t);
+    model.insert("u".into(), u);
+    db.checkpoint().unwrap();
+    let previous = model.clone();
+    let mut batch = db.write().unwrap();
+    for i in 0u32..50 {
+        let key = (i * 7).to_be_bytes().to_vec();
+        batch.insert("t", &key, b"updated").unwrap();
+        model.get_mut("t").unwrap().insert(key, b"updated".to_vec());
+    }
+    batch.commit().unwrap();
+    db.close().unwrap();
+    Fixture {
+        image: storage.image(),
+        latest: model,
+        previous,
+    }
+}
+
+enum Outcome {
+    Corrupt,
+    Latest,
+    Previous,
+}
+
+fn probe(image: &[u8], fixture: &Fixture, context: &str) -> Outcome {
+    let result = std::panic::catch_unwind(|| {
+        let (_, db) = match open_image(image) {
+            Ok(opened) => opened,
+            Err(Error::Corruption { .. }) => return Outcome::Corrupt,
+            Err(other) => panic!("{context}: open gave a non-corruption error: {other}"),
+        };
+        let report = db
+            .verify()
+            .unwrap_or_else(|e| panic!("{context}: verify failed: {e}"));
+        for problem in &report.problems {
+            assert!(
+                matches!(problem, Error::Corruption { .. }),
+                "{context}: {problem:?}"
+            );
+        }
+        match dump(&db) {
+            Err(Error::Corruption { .. }) => Outcome::Corrupt,
+            Err(other) => panic!("{context}: read gave a non-corruption error: {other}"),
+            Ok(_) if !report.is_ok() => Outcome::Corrupt,
+            Ok(state) if state == fixture.latest => Outcome::Latest,
+            Ok(state) if state == fixture.previous => Outcome::Previous,
+            Ok(_) => panic!("{context}: opened to data of no checkpoint"),
+        }
+    });
+    result.unwrap_or_else(|_| panic!("{context}: panicked"))
+}
+
+fn flip(fixture: &Fixture, offset: usize, region: &str) -> Outcome {
+    let mut image = fixture.image.clone();
+    image[offset] ^= 0x5A;
+    probe(&image, fixture, &format!("{region}: flip at byte {offset}"))
+}
+
+fn le_u64(bytes: &[u8], at: usize) -> usize {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize
+}
+
+#[test]
+fn byte_flips_in_every_region_are_caught() {
+    let fixture = fixture();
+    let image = &fixture.image;
+    assert!(matches!(probe(image, &fixture, "clean"), Outcome::Latest));
+    for offset in 0..64 {
+        assert!(
+            matches!(flip(&fixture, offset, "header"), Outcome::Corrupt),
+            "header {offset}"
+        );
+    }
+    // The newest superblock is the one with the higher generation (byte 16 of each slot).
+    let generation = |slot: usize| le_u64(image, PAGE * (1 + slot) + 16);
+    let newest = if generation(0) > generation(1) { 0 } else { 1 };
+    for slot in 0..2 {
+        for offset in 0..128 {
+            let at = PAGE * (1 + slot) + offset;
+            let outcome = flip(&fixture, at, "superblock");
+            if slot == newest {
+                assert!(
+                    matches!(outcome, Outcome::Previous | Outcome::Corrupt),
+                    "byte {at}"
+                );
+            } else {
+                assert!(matches!(outcome, Outcome::Latest), "older slot byte {at}");
+            }
+        }
+    }
+    let superblock = PAGE * (1 + newest);
+    let catalog = le_u64(image, superblock + 32);
+    let catalog_len =
+        u32::from_le_bytes(image[superblock + 40..superblock + 44].try_into().unwrap());
+    for offset in catalog..catalog + catalog_len as usize {
+        assert!(
+            matches!(flip(&fixture, offset, "catalog"), Outcome::Corrupt),
+            "catalog {offset}"
+        );
+    }
+    let space = le_u64(image, superblock + 48);
+    let space_len = le_u64(image, superblock + 56);
+    for offset in (space..space + space_len).step_by(5) {
+        assert!(
+            matches!(flip(&fixture, offset, "space map"), Outcome::Corrupt),
+            "space {offset}"
+        );
+    }
+    let mut node_pages = 0;
+    let mut corrupt = 0;
+    for page in 3..image.len() / PAGE {
+        let start = page * PAGE;
+        if start == catalog || start == space || !matches!(image[start + 4], 1 | 2) {
+            continue;
+        }
+        node_pages += 1;
+        for offset in [0, 4, 6, 8, 16, 24, 31, 200, 1000, 2047, 4095] {
+            if let Outcome::Corrupt = flip(&fixture, start + offset, "node page") {
+                corrupt += 1;
+            }
+        }
+    }
+    assert!(node_pages >= 3, "the fixture has {node_pages} node pages");
+    assert!(
+        corrupt >= node_pages,
+        "flips in live node pages are caught ({corrupt})"
+    );
+}
+
+#[test]
+fn truncated_and_garbage_files_are_corruption() {
+    let fixture = fixture();
+    for len in [
+        0,
+        100,
+        PAGE,
+        3 * PAGE - 1,
+        3 * PAGE + 10,
+        fixture.image.len() - PAGE,
+    ] {
+        let image = &fixture.image[..len.min(fixture.image.len())];
+        let outcome = probe(image, &fixture, &format!("truncated to {len}"));
+        assert!(!matches!(outcome, Outcome::Latest) || len >= fixture.image.len() - PAGE);
+    }
+    let garbage: Vec<u8> = (0..5 * PAGE).map(|i| (i * 31 % 251) as u8).collect();
+    assert!(matches!(
+        probe(&garbage, &fixture, "garbage"),
+        Outcome::Corrupt
+    ));
+}
