@@ -11,7 +11,7 @@
 
 use std::ops::{Bound, RangeBounds};
 
-use crate::node::InnerRef;
+use crate::node::{InnerRef, PackRef};
 use crate::read::{check_key, Entry, View};
 use crate::word;
 use crate::Error;
@@ -31,11 +31,21 @@ impl Frame<'_> {
     }
 }
 
+/// The cursor's position inside a leaf pack (always below the last frame).
+#[derive(Clone, Copy)]
+struct PackFrame<'a> {
+    pack: PackRef<'a>,
+    /// Key length before the entries' suffixes (depth + pack prefix).
+    base: usize,
+    index: usize,
+}
+
 /// A position in one version of the tree. Steps allocate nothing once the key buffer and stack
 /// have grown to the tree's depth.
 pub struct Cursor<'a> {
     view: View<'a>,
     stack: Vec<Frame<'a>>,
+    pack: Option<PackFrame<'a>>,
     key: Vec<u8>,
     value: &'a [u8],
     valid: bool,
@@ -46,6 +56,7 @@ impl<'a> Cursor<'a> {
         Cursor {
             view,
             stack: Vec::new(),
+            pack: None,
             key: Vec::new(),
             value: &[],
             valid: false,
@@ -77,6 +88,7 @@ impl<'a> Cursor<'a> {
 
     fn reset(&mut self) {
         self.stack.clear();
+        self.pack = None;
         self.key.clear();
         self.valid = false;
         self.value = &[];
@@ -125,6 +137,23 @@ impl<'a> Cursor<'a> {
                     if *leaf.suffix >= target[depth..] {
                         self.key.extend_from_slice(leaf.suffix);
                         return Ok(self.arrive(leaf.value));
+                    }
+                    return self.step_forward();
+                }
+                Entry::Pack(pack) => {
+                    let rest = &target[depth..];
+                    let common = common_prefix_len(rest, pack.prefix);
+                    if common < pack.prefix.len() {
+                        let below = common == rest.len() || rest[common] < pack.prefix[common];
+                        if below && self.descend(slot, depth, parent, false)? {
+                            return Ok(true);
+                        }
+                        return self.step_forward();
+                    }
+                    let index = pack.lower_bound(&rest[common..]);
+                    if index < pack.count() {
+                        self.key.extend_from_slice(pack.prefix);
+                        return Ok(self.enter_pack(pack, index));
                     }
                     return self.step_forward();
                 }
@@ -199,8 +228,37 @@ impl<'a> Cursor<'a> {
         true
     }
 
+    /// Moves to entry `index` of `pack`; the key buffer holds the path and the pack prefix.
+    fn enter_pack(&mut self, pack: PackRef<'a>, index: usize) -> bool {
+        let base = self.key.len();
+        self.pack = Some(PackFrame { pack, base, index });
+        let (first, rest, value) = pack.entry(index);
+        self.key.push(first);
+        self.key.extend_from_slice(rest);
+        self.arrive(value)
+    }
+
+    /// Steps within the current pack; `false` when it has no entry in that direction.
+    fn step_in_pack(&mut self, forward: bool) -> bool {
+        let Some(frame) = self.pack else { return false };
+        let next = if forward {
+            frame.index + 1
+        } else {
+            frame.index.wrapping_sub(1)
+        };
+        if next >= frame.pack.count() {
+            self.pack = None;
+            return false;
+        }
+        self.key.truncate(frame.base);
+        self.enter_pack(frame.pack, next)
+    }
+
     /// Advances from the top frame's position to the next entry in key order.
     fn step_forward(&mut self) -> Result<bool, Error> {
+        if self.step_in_pack(true) {
+            return Ok(true);
+        }
         loop {
             let Some(frame) = self.stack.last_mut() else {
                 self.valid = false;
@@ -226,6 +284,9 @@ impl<'a> Cursor<'a> {
 
     /// Moves from the top frame's position to the previous entry in key order.
     fn step_backward(&mut self) -> Result<bool, Error> {
+        if self.step_in_pack(false) {
+            return Ok(true);
+        }
         loop {
             let Some(frame) = self.stack.last_mut() else {
                 self.valid = false;
@@ -283,6 +344,11 @@ impl<'a> Cursor<'a> {
                 Entry::Leaf(leaf) => {
                     self.key.extend_from_slice(leaf.suffix);
                     return Ok(self.arrive(leaf.value));
+                }
+                Entry::Pack(pack) => {
+                    self.key.extend_from_slice(pack.prefix);
+                    let index = if to_last { pack.count() - 1 } else { 0 };
+                    return Ok(self.enter_pack(pack, index));
                 }
                 Entry::Inner(inner) => inner,
             };

@@ -36,6 +36,7 @@ mod cow;
 mod cursor;
 mod error;
 mod node;
+mod pack_write;
 mod persist;
 mod raw;
 mod read;
@@ -49,7 +50,8 @@ pub use cursor::{Cursor, Iter, Pair};
 pub use error::Error;
 pub use node::{
     NODE16_CAPACITY, NODE16_SHRINK_COUNT, NODE256_CAPACITY, NODE256_SHRINK_COUNT, NODE48_CAPACITY,
-    NODE48_SHRINK_COUNT, NODE4_CAPACITY,
+    NODE48_SHRINK_COUNT, NODE4_CAPACITY, PACK_ENTRIES_MAX, PACK_KEY_WIDTH_MAX,
+    PACK_VALUE_WIDTH_MAX,
 };
 pub use persist::{MemoryNodeStore, NodeSink, NodeSource};
 pub use read::GET_MANY_GROUP_LEN;

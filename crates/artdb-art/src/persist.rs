@@ -258,6 +258,7 @@ pub(crate) fn write_leaf(
             image.extend_from_slice(leaf.value);
             checked_write(sink, &image, None)
         }
+        Entry::Pack(pack) => checked_write(sink, pack.image, None),
         _ => Err(Error::Storage("a leaf word does not name a leaf".into())),
     }
 }

@@ -8,7 +8,7 @@
 //! (kind, length, count, depth, and that a persisted child lies at a smaller offset than its
 //! persisted parent, which bounds every descent) and returns `Error::Persisted`, never panics.
 
-use crate::node::{self, InnerRef, LeafRef, KIND_LEAF};
+use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_LEAF, KIND_PACK};
 use crate::persist::NodeSource;
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
@@ -20,7 +20,18 @@ pub(crate) enum Entry<'a> {
     /// An inline value of this many bytes (the bytes are in the slot).
     Inline(usize),
     Leaf(LeafRef<'a>),
+    /// A leaf pack (several fixed-width entries).
+    Pack(PackRef<'a>),
     Inner(InnerRef<'a>),
+}
+
+/// Views a leaf or pack image.
+#[inline]
+fn leaf_entry(image: &[u8]) -> Result<Entry<'_>, &'static str> {
+    match image.first() {
+        Some(&KIND_PACK) => Ok(Entry::Pack(PackRef::from_image(image)?)),
+        _ => Ok(Entry::Leaf(LeafRef::from_image(image)?)),
+    }
 }
 
 /// Turns child words into node views.
@@ -65,8 +76,9 @@ impl<'a> Resolver<'a> {
                         "a persisted node points to heap memory",
                     ));
                 }
-                // SAFETY: as above, for a leaf; leaves are never written after creation.
-                Ok(Entry::Leaf(unsafe { node::heap_leaf::<'a>(address) }))
+                // SAFETY: as above, for a leaf or pack; they are never written after creation.
+                let image = unsafe { node::heap_leaf_image::<'a>(address) };
+                leaf_entry(image).map_err(|reason| Error::persisted(0, reason))
             }
             Word::Persisted(offset) => self.resolve_persisted(offset, depth, parent),
             Word::Invalid => Err(Error::persisted(
@@ -96,12 +108,17 @@ impl<'a> Resolver<'a> {
             .ok_or_else(|| Error::persisted(offset, "the tree has no node source"))?;
         let bytes = source.node_image(offset)?;
         match bytes.first() {
-            Some(&KIND_LEAF) => {
-                let leaf = LeafRef::from_image(bytes).map_err(|r| Error::persisted(offset, r))?;
-                if depth + leaf.suffix.len() > KEY_LEN_MAX {
+            Some(&KIND_LEAF) | Some(&KIND_PACK) => {
+                let entry = leaf_entry(bytes).map_err(|r| Error::persisted(offset, r))?;
+                let key_len = match entry {
+                    Entry::Leaf(leaf) => depth + leaf.suffix.len(),
+                    Entry::Pack(pack) => depth + pack.prefix.len() + pack.key_width,
+                    _ => 0,
+                };
+                if key_len > KEY_LEN_MAX {
                     return Err(Error::persisted(offset, "leaf key longer than KEY_LEN_MAX"));
                 }
-                Ok(Entry::Leaf(leaf))
+                Ok(entry)
             }
             _ => {
                 let mut inner =
@@ -184,6 +201,7 @@ impl<'a> View<'a> {
                 Entry::Leaf(leaf) => {
                     return Ok((key[depth..] == *leaf.suffix).then_some(leaf.value))
                 }
+                Entry::Pack(pack) => return Ok(pack_get(&pack, &key[depth..])),
                 Entry::Inner(inner) => {
                     let rest = &key[depth..];
                     if !rest.starts_with(inner.prefix) {
@@ -272,6 +290,7 @@ impl<'a> View<'a> {
                 Entry::Leaf(leaf) => {
                     Step::Done((key[depth..] == *leaf.suffix).then_some(leaf.value))
                 }
+                Entry::Pack(pack) => Step::Done(pack_get(&pack, &key[depth..])),
                 Entry::Inner(inner) => {
                     if !key[depth..].starts_with(inner.prefix) {
                         return Ok(Step::Done(None));
@@ -292,6 +311,14 @@ impl<'a> View<'a> {
             },
         )
     }
+}
+
+/// The value of the key whose bytes after the pack's position are `rest`.
+#[inline]
+pub(crate) fn pack_get<'a>(pack: &PackRef<'a>, rest: &[u8]) -> Option<&'a [u8]> {
+    let suffix = rest.strip_prefix(pack.prefix)?;
+    let index = pack.find(suffix)?;
+    Some(pack.entry(index).2)
 }
 
 /// Lookups advanced together by `get_many`: enough to cover a miss's latency with the others'

@@ -25,6 +25,7 @@ use crate::node::{
     KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_SHRINK_COUNT, NODE256_SHRINK_COUNT,
     NODE48_SHRINK_COUNT,
 };
+use crate::pack_write::{can_pack, pack_of_two, PackInsert};
 use crate::persist::NodeSource;
 use crate::read::{check_key, Entry, Resolver, View};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
@@ -374,6 +375,19 @@ impl Writer {
                     let suffix = leaf.suffix.to_vec();
                     return Ok(self.replace_or_split(slot, depth, &suffix, &old, key, value));
                 }
+                Entry::Pack(pack) => {
+                    match self.pack_insert(slot, depth, &pack, &key[depth..], value) {
+                        PackInsert::Replaced(old) => {
+                            self.changed();
+                            return Ok(Some(old));
+                        }
+                        PackInsert::Inserted => {
+                            self.added();
+                            return Ok(None);
+                        }
+                        PackInsert::Burst => continue,
+                    }
+                }
                 Entry::Inner(inner) => inner,
             };
             let common = common_prefix_len(&key[depth..], inner.prefix);
@@ -443,6 +457,12 @@ impl Writer {
             self.retire(bits);
             self.changed();
             return Some(old_value.to_vec());
+        }
+        if can_pack(old_suffix, old_value, suffix, value) {
+            *slot = pack_of_two((old_suffix, old_value), (suffix, value)).to_le_bytes();
+            self.retire(bits);
+            self.added();
+            return None;
         }
         let common = common_prefix_len(suffix, old_suffix);
         let mut entries = EntryList::new();
@@ -548,6 +568,16 @@ impl Writer {
                     self.removed();
                     return Ok(Some(old));
                 }
+                Entry::Pack(pack) => {
+                    let rest = &key[depth..];
+                    let index = rest
+                        .strip_prefix(pack.prefix)
+                        .and_then(|suffix| pack.find(suffix));
+                    let Some(index) = index else { return Ok(None) };
+                    let old = self.pack_remove(slot, &pack, index);
+                    self.removed();
+                    return Ok(Some(old));
+                }
                 Entry::Inner(inner) => inner,
             };
             let end = depth + inner.prefix.len();
@@ -556,9 +586,9 @@ impl Writer {
                 None => true,
                 Some(byte) => match inner.find(byte) {
                     None => return Ok(None),
-                    Some(child) => !matches!(
+                    Some(child) => matches!(
                         resolver.resolve(word::load(child), end + 1, None)?,
-                        Entry::Inner(_)
+                        Entry::Inline(_) | Entry::Leaf(_)
                     ),
                 },
             };
@@ -675,6 +705,7 @@ impl Writer {
                 suffix.extend_from_slice(leaf.suffix);
                 alloc_leaf(&suffix, leaf.value)
             }
+            Entry::Pack(pack) => self.pack_with_prefix_before(&pack, extra),
             Entry::Inner(inner) => {
                 let mut prefix = Vec::with_capacity(extra.len() + inner.prefix.len());
                 prefix.extend_from_slice(extra);

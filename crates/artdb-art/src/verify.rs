@@ -45,6 +45,11 @@ pub enum Violation {
         /// Used slots.
         used: usize,
     },
+    /// A leaf pack whose entries are not sorted and distinct.
+    PackDisordered {
+        /// Path to the pack.
+        path: Vec<u8>,
+    },
     /// Node4/Node16 keys out of order or repeated, or a bad Node48 index.
     KeysDisordered {
         /// Path to the node.
@@ -121,6 +126,8 @@ pub struct Stats {
     pub leaves: u64,
     /// Values stored inline in child words.
     pub inline_values: u64,
+    /// Leaf packs (each holding several keys).
+    pub packs: u64,
     /// Nodes and leaves read from persisted images.
     pub persisted: u64,
     /// `depth_histogram[d]`: entries with `d` inner nodes above them.
@@ -268,6 +275,23 @@ pub(crate) fn verify_view(view: &View<'_>, len: u64, current: u64) -> Vec<Violat
             error,
         }),
         Ok(Entry::Inner(inner)) => check_inner(inner, item, current, &mut out),
+        Ok(Entry::Pack(pack)) => {
+            if item.value_slot {
+                out.push(Violation::ValueSlotNotValue {
+                    path: item.path.clone(),
+                });
+            }
+            if !pack.is_sorted() {
+                out.push(Violation::PackDisordered {
+                    path: item.path.clone(),
+                });
+            }
+            if item.depth + pack.prefix.len() + pack.key_width > KEY_LEN_MAX {
+                out.push(Violation::KeyTooLong {
+                    path: item.path.clone(),
+                });
+            }
+        }
         Ok(Entry::Leaf(leaf)) => {
             if item.value_slot && !leaf.suffix.is_empty() {
                 out.push(Violation::ValueSlotNotValue {
@@ -331,25 +355,32 @@ pub(crate) fn stats_view(view: &View<'_>) -> Stats {
         if persisted {
             stats.persisted += 1;
         }
-        let entry_at_level = |stats: &mut Stats| {
-            stats.keys += 1;
+        let entries_at_level = |stats: &mut Stats, count: u64| {
+            stats.keys += count;
             if stats.depth_histogram.len() <= item.levels {
                 stats.depth_histogram.resize(item.levels + 1, 0);
             }
-            stats.depth_histogram[item.levels] += 1;
+            stats.depth_histogram[item.levels] += count;
         };
         match entry {
             Entry::Empty => {}
             Entry::Inline(_) => {
                 stats.inline_values += 1;
-                entry_at_level(&mut stats);
+                entries_at_level(&mut stats, 1);
             }
             Entry::Leaf(leaf) => {
                 stats.leaves += 1;
                 if !persisted {
                     stats.heap_bytes += leaf.image_len() as u64;
                 }
-                entry_at_level(&mut stats);
+                entries_at_level(&mut stats, 1);
+            }
+            Entry::Pack(pack) => {
+                stats.packs += 1;
+                if !persisted {
+                    stats.heap_bytes += pack.image.len() as u64;
+                }
+                entries_at_level(&mut stats, pack.count() as u64);
             }
             Entry::Inner(inner) => {
                 match inner.kind() {

@@ -85,6 +85,11 @@ fn reopen(tree: Tree, store: &mut MemoryNodeStore) -> Tree {
     reopened
 }
 
+/// Values too wide for a leaf pack, so the inner node kinds are what the keys build.
+fn value(byte: u8) -> Vec<u8> {
+    vec![byte; artdb_art::PACK_VALUE_WIDTH_MAX + 1]
+}
+
 fn drive(case: &Case) {
     let mut tree = Tree::new();
     let mut store = MemoryNodeStore::new();
@@ -109,8 +114,8 @@ fn drive(case: &Case) {
     let mut kind = Kind::Collapsed;
     let mut count = 0usize;
     for (step, &byte) in order.iter().enumerate() {
-        tree.insert(&key(byte), &[byte]).unwrap();
-        model.insert(key(byte), vec![byte]);
+        tree.insert(&key(byte), &value(byte)).unwrap();
+        model.insert(key(byte), value(byte));
         count += 1;
         kind = after_insert(kind, count, case.with_value);
         assert_eq!(
@@ -124,7 +129,7 @@ fn drive(case: &Case) {
     }
     tree.verify().unwrap();
     for (step, &byte) in order.iter().rev().enumerate() {
-        assert_eq!(tree.remove(&key(byte)).unwrap(), Some(vec![byte]));
+        assert_eq!(tree.remove(&key(byte)).unwrap(), Some(value(byte)));
         model.remove(&key(byte));
         count -= 1;
         kind = after_remove(kind, count, case.with_value);
@@ -135,7 +140,7 @@ fn drive(case: &Case) {
         );
         // Hysteresis: one insert and one removal at the current size never change the kind.
         if count > 1 {
-            tree.insert(&key(byte), &[byte]).unwrap();
+            tree.insert(&key(byte), &value(byte)).unwrap();
             let grown = after_insert(kind, count + 1, case.with_value);
             assert_eq!(
                 counts(&tree),
@@ -197,4 +202,63 @@ fn inner_node_with_prefix_and_value_slot() {
         others: vec![vec![8]],
         with_value: true,
     });
+}
+
+/// Leaf packs: two keys of equal width start one, it grows to PACK_ENTRIES_MAX entries, the
+/// next key bursts it into an inner node; removals shrink packs down to a single value word.
+#[test]
+fn leaf_pack_capacity_and_burst() {
+    let mut store = MemoryNodeStore::new();
+    let mut tree = Tree::new();
+    let mut model = BTreeMap::new();
+    let key = |i: usize| {
+        vec![
+            b'k',
+            (i * 7 % 256) as u8,
+            (i / 256) as u8,
+            (i * 13 % 251) as u8,
+        ]
+    };
+    let max = artdb_art::PACK_ENTRIES_MAX;
+    for i in 0..=max {
+        tree.insert(&key(i), b"v8bytes!").unwrap();
+        model.insert(key(i), b"v8bytes!".to_vec());
+        let stats = tree.stats();
+        match i + 1 {
+            1 => assert_eq!((stats.packs, stats.leaves), (0, 1)),
+            n if n <= max => assert_eq!(
+                (
+                    stats.packs,
+                    stats.node4 + stats.node16 + stats.node48 + stats.node256
+                ),
+                (1, 0),
+                "{n} keys fit one pack"
+            ),
+            _ => assert!(
+                stats.node256 + stats.node48 + stats.node16 >= 1,
+                "burst at {}",
+                i + 1
+            ),
+        }
+        if i % 97 == 96 {
+            tree = reopen(tree, &mut store);
+        }
+    }
+    tree.verify().unwrap();
+    for i in (0..=max).rev() {
+        assert_eq!(tree.remove(&key(i)).unwrap(), model.remove(&key(i)));
+        if i % 29 == 0 {
+            tree.verify().unwrap();
+        }
+    }
+    assert!(tree.is_empty());
+    // Width changes burst a pack at once.
+    tree.insert(b"ab", b"1").unwrap();
+    tree.insert(b"ac", b"2").unwrap();
+    assert_eq!(tree.stats().packs, 1);
+    tree.insert(b"ad", b"333").unwrap();
+    assert_eq!(tree.stats().packs, 0);
+    tree.verify().unwrap();
+    let all: Vec<Vec<u8>> = tree.iter().map(|r| r.unwrap().0).collect();
+    assert_eq!(all, vec![b"ab".to_vec(), b"ac".to_vec(), b"ad".to_vec()]);
 }

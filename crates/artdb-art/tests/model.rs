@@ -22,7 +22,7 @@ fn scale() -> u32 {
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 24 * scale(),
+        cases: 96 * scale(),
         max_shrink_iters: 2000,
         ..ProptestConfig::default()
     }
@@ -294,6 +294,21 @@ proptest! {
     #[test]
     fn sparse_u64(case in pool_and_ops(any::<u64>().prop_map(|i| i.to_be_bytes().to_vec()), 1..300)) {
         run(case.0, case.1);
+    }
+
+    /// Fixed-width keys and values: leaf packs form, fill, burst and shrink.
+    #[test]
+    fn fixed_width_pairs_in_leaf_packs(case in pool_and_ops(
+        prop_oneof![any::<u64>().prop_map(|i| i & 0xFFFF_0000_00FF_FFFF), 0u64..3000]
+            .prop_map(|i| i.to_be_bytes().to_vec()),
+        1..600,
+    )) {
+        let ops = case.1.into_iter().map(|op| match op {
+            Op::Insert(k, mut v) => { v.resize(8, 1); Op::Insert(k, v) }
+            Op::InsertIfAbsent(k, mut v) => { v.resize(8, 1); Op::InsertIfAbsent(k, v) }
+            other => other,
+        }).collect();
+        run(case.0, ops);
     }
 
     #[test]

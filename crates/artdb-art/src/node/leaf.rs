@@ -84,14 +84,19 @@ pub(crate) fn alloc_leaf(suffix: &[u8], value: &[u8]) -> u64 {
     crate::word::heap_leaf(address)
 }
 
-/// Length of the heap leaf at `address`.
+/// Length of the heap leaf or pack at `address`.
 ///
 /// # Safety
-/// `address` is a live heap leaf made by [`alloc_leaf`].
+/// `address` is a live heap leaf or pack made by this crate.
 #[inline]
 pub(crate) unsafe fn heap_leaf_len(address: usize) -> usize {
-    // SAFETY: every leaf has at least its header (caller: live leaf of ours).
+    // SAFETY: every leaf and pack has at least its 8-byte header (caller: live leaf of ours).
     let head = unsafe { raw::image(address, LEAF_HEADER_LEN) };
+    if let Ok(header) = <&[u8; 8]>::try_from(head) {
+        if header[0] == super::KIND_PACK {
+            return super::pack::pack_image_len_from_header(header);
+        }
+    }
     match raw::view::<LeafHeader>(head) {
         Some(header) => leaf_image_len(
             u16::from_le_bytes(header.suffix_len) as usize,
@@ -101,26 +106,22 @@ pub(crate) unsafe fn heap_leaf_len(address: usize) -> usize {
     }
 }
 
-/// Views the heap leaf at `address`.
+/// The image of the heap leaf or pack at `address`.
 ///
 /// # Safety
-/// `address` is a live heap leaf made by [`alloc_leaf`], not freed during `'a`.
+/// `address` is a live heap leaf or pack made by this crate, not freed during `'a`.
 #[inline]
-pub(crate) unsafe fn heap_leaf<'a>(address: usize) -> LeafRef<'a> {
+pub(crate) unsafe fn heap_leaf_image<'a>(address: usize) -> &'a [u8] {
     // SAFETY: live leaf of ours (caller).
     let len = unsafe { heap_leaf_len(address) };
     // SAFETY: live, `len` bytes, never written after creation, not freed during 'a (caller).
-    let bytes = unsafe { raw::image::<'a>(address, len) };
-    LeafRef::from_image(bytes).unwrap_or(LeafRef {
-        suffix: &[],
-        value: &[],
-    })
+    unsafe { raw::image::<'a>(address, len) }
 }
 
-/// Frees a heap leaf.
+/// Frees a heap leaf or pack.
 ///
 /// # Safety
-/// `address` is a live heap leaf made by [`alloc_leaf`] that nothing will reach again.
+/// `address` is a live heap leaf or pack made by this crate that nothing will reach again.
 pub(crate) unsafe fn free_heap_leaf(address: usize) {
     // SAFETY: live leaf of ours (caller).
     let len = unsafe { heap_leaf_len(address) };

@@ -9,7 +9,7 @@
 //!
 //! | offset | size | field        | meaning                                                    |
 //! |--------|------|--------------|------------------------------------------------------------|
-//! | 0      | 1    | kind         | 1 Node4, 2 Node16, 3 Node48, 4 Node256 (5 is a leaf)       |
+//! | 0      | 1    | kind         | 1 Node4, 2 Node16, 3 Node48, 4 Node256 (5 leaf, 6 pack)    |
 //! | 1      | 1    | flags        | reserved, 0                                                |
 //! | 2      | 2    | count        | number of children (u16 LE)                                |
 //! | 4      | 2    | prefix_len   | compressed prefix length in bytes (u16 LE)                 |
@@ -32,13 +32,16 @@ mod node16;
 mod node256;
 mod node4;
 mod node48;
+mod pack;
 pub(crate) mod search;
 
-pub(crate) use leaf::{alloc_leaf, free_heap_leaf, heap_leaf, leaf_image_len, LeafRef};
+pub(crate) use leaf::{alloc_leaf, free_heap_leaf, heap_leaf_image, leaf_image_len, LeafRef};
 pub(crate) use node16::Node16;
 pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
+pub(crate) use pack::{alloc_pack, fits as fits_pack, PackRef};
+pub use pack::{PACK_ENTRIES_MAX, PACK_KEY_WIDTH_MAX, PACK_VALUE_WIDTH_MAX};
 
 use crate::raw::{self, Image};
 
@@ -52,6 +55,8 @@ pub(crate) const KIND_NODE48: u8 = 3;
 pub(crate) const KIND_NODE256: u8 = 4;
 /// Kind byte of a leaf.
 pub(crate) const KIND_LEAF: u8 = 5;
+/// Kind byte of a leaf pack.
+pub(crate) const KIND_PACK: u8 = 6;
 
 /// Children a Node4 holds.
 pub const NODE4_CAPACITY: usize = 4;

@@ -1,0 +1,140 @@
+//! A quick in-crate micro-check of W1-style figures while developing (the official benchmark is
+//! `artdb-bench w1`). Usage: `cargo run --release -p artdb-art --example quick_w1 -- N VALUE_LEN [dense]`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::Instant;
+
+use artdb_art::Tree;
+
+struct Counting;
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: same contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E3779B97F4A7C15);
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    z ^ (z >> 31)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let value_len: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
+    let dense = args.get(3).is_some_and(|s| s == "dense");
+    let keys: Vec<[u8; 8]> = (0..n)
+        .map(|i| {
+            if dense {
+                i.to_be_bytes()
+            } else {
+                splitmix(i).to_be_bytes()
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..n as usize).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, splitmix(i as u64 ^ 77) as usize % (i + 1));
+    }
+    let value = vec![7u8; value_len];
+
+    let before = LIVE.load(Ordering::Relaxed);
+    let start = Instant::now();
+    let mut tree = Tree::new();
+    for &i in &order {
+        tree.insert(&keys[i], &value).unwrap();
+    }
+    let fill = start.elapsed();
+    let bytes = LIVE.load(Ordering::Relaxed) - before;
+    let start = Instant::now();
+    let mut found = 0u64;
+    for &i in &order {
+        found += tree.get(&keys[i]).unwrap().map_or(0, |v| v.len() as u64);
+    }
+    let read = start.elapsed();
+    assert_eq!(found, n * value_len as u64);
+    let refs: Vec<&[u8]> = order.iter().map(|&i| &keys[i][..]).collect();
+    let start = Instant::now();
+    let mut out = Vec::new();
+    for chunk in refs.chunks(1024) {
+        tree.get_many(chunk, &mut out).unwrap();
+    }
+    let batch = start.elapsed();
+    let seeks = (n / 10).max(1);
+    let start = Instant::now();
+    let mut cursor = tree.cursor();
+    let mut steps = 0u64;
+    for i in 0..seeks {
+        cursor.seek(&keys[order[i as usize]]).unwrap();
+        for _ in 0..100 {
+            if !cursor.next().unwrap() {
+                break;
+            }
+            steps += 1;
+        }
+    }
+    let seek = start.elapsed();
+
+    let mut map = BTreeMap::new();
+    let start = Instant::now();
+    for &i in &order {
+        map.insert(keys[i], value.clone());
+    }
+    let map_fill = start.elapsed();
+    let start = Instant::now();
+    let mut found = 0u64;
+    for &i in &order {
+        found += map.get(&keys[i]).map_or(0, |v| v.len() as u64);
+    }
+    let map_read = start.elapsed();
+    assert_eq!(found, n * value_len as u64);
+    let start = Instant::now();
+    for i in 0..seeks {
+        for _ in map.range(keys[order[i as usize]]..).take(101) {}
+    }
+    let map_seek = start.elapsed();
+
+    let mops = |d: std::time::Duration, ops: u64| ops as f64 / d.as_secs_f64() / 1e6;
+    println!("n={n} value_len={value_len} dense={dense}");
+    println!("artdb   fill {:.2} Mops  read {:.2} Mops  get_many {:.2} Mops  seek+100 {:.2} Mkeys/s  {:.1} bytes/key",
+        mops(fill, n), mops(read, n), mops(batch, n), mops(seek, steps + seeks), bytes as f64 / n as f64);
+    println!(
+        "btree   fill {:.2} Mops  read {:.2} Mops  seek+100 {:.2} Mkeys/s",
+        mops(map_fill, n),
+        mops(map_read, n),
+        mops(map_seek, seeks * 101)
+    );
+    println!("{:?}", tree.stats());
+}

@@ -1,0 +1,237 @@
+//! Leaf pack: several (key suffix, value) entries of fixed widths, sorted, in one immutable
+//! allocation. The compact leaf of artdb: where a subtree's keys all have the same remaining
+//! length and small values of one length (random fixed-size keys, W1), one pack replaces a
+//! Node4/Node16/Node48 and its separate leaves: about `key_width + value_width` bytes per key
+//! plus 1 fence byte, and a scan reads consecutive memory.
+//!
+//! | offset        | size                 | field                                        |
+//! |---------------|----------------------|----------------------------------------------|
+//! | 0             | 1                    | kind = 6                                     |
+//! | 1             | 1                    | key_width: suffix bytes per entry (1..=24)    |
+//! | 2             | 2                    | count (u16 LE, 2..=256)                      |
+//! | 4             | 1                    | value_width (0..=16)                          |
+//! | 5             | 1                    | reserved, 0                                  |
+//! | 6             | 2                    | prefix_len (u16 LE)                          |
+//! | 8             | prefix_len           | prefix: key bytes shared by every entry      |
+//! | 8+p           | count                | fence: the first suffix byte of each entry    |
+//! | 8+p+count     | count*(kw-1+vw)      | entries: suffix bytes 1.. then the value      |
+//!
+//! The word naming a pack at depth `d` with path `path` holds the keys
+//! `path ++ prefix ++ suffix_i`. Entries are sorted by suffix and distinct; `count >= 2`.
+//! Packs are never changed: an insert or removal builds a new pack (at most 256 entries of at
+//! most 40 bytes are copied) and retires the old one, so packs need no version. A key that does
+//! not fit (other widths, a prefix mismatch, a full pack) bursts the pack into an inner node.
+
+use std::cmp::Ordering;
+
+use super::KIND_PACK;
+use crate::raw;
+
+/// Bytes before the prefix.
+pub(crate) const PACK_HEADER_LEN: usize = 8;
+/// Most entries in one pack (random 8-byte keys at 10M keys put ~150 under each 2-byte prefix).
+pub const PACK_ENTRIES_MAX: usize = 256;
+/// Widest key suffix kept in a pack.
+pub const PACK_KEY_WIDTH_MAX: usize = 24;
+/// Widest value kept in a pack.
+pub const PACK_VALUE_WIDTH_MAX: usize = 16;
+
+/// Image length of a pack.
+pub(crate) fn pack_image_len(
+    prefix_len: usize,
+    key_width: usize,
+    value_width: usize,
+    count: usize,
+) -> usize {
+    PACK_HEADER_LEN + prefix_len + count + count * (key_width.saturating_sub(1) + value_width)
+}
+
+/// Image length from the first 8 bytes of a pack image.
+pub(crate) fn pack_image_len_from_header(header: &[u8; 8]) -> usize {
+    let key_width = header[1] as usize;
+    let count = u16::from_le_bytes([header[2], header[3]]) as usize;
+    let value_width = header[4] as usize;
+    let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
+    pack_image_len(prefix_len, key_width, value_width, count)
+}
+
+/// Whether a key suffix and value may live in a pack.
+pub(crate) fn fits(suffix_len: usize, value_len: usize) -> bool {
+    (1..=PACK_KEY_WIDTH_MAX).contains(&suffix_len) && value_len <= PACK_VALUE_WIDTH_MAX
+}
+
+/// A read-only view of a pack image.
+#[derive(Clone, Copy)]
+pub(crate) struct PackRef<'a> {
+    pub prefix: &'a [u8],
+    fence: &'a [u8],
+    entries: &'a [u8],
+    pub key_width: usize,
+    pub value_width: usize,
+    /// The whole image.
+    pub image: &'a [u8],
+}
+
+impl<'a> PackRef<'a> {
+    /// Views `bytes` (at least the image) as a pack.
+    pub fn from_image(bytes: &'a [u8]) -> Result<PackRef<'a>, &'static str> {
+        let header: &[u8; 8] = bytes
+            .get(..8)
+            .and_then(|h| h.try_into().ok())
+            .ok_or("short pack")?;
+        if header[0] != KIND_PACK {
+            return Err("not a pack");
+        }
+        let key_width = header[1] as usize;
+        let count = u16::from_le_bytes([header[2], header[3]]) as usize;
+        let value_width = header[4] as usize;
+        let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
+        if !fits(key_width, value_width) || !(2..=PACK_ENTRIES_MAX).contains(&count) {
+            return Err("pack widths or count out of range");
+        }
+        let len = pack_image_len(prefix_len, key_width, value_width, count);
+        let image = bytes.get(..len).ok_or("pack extends past the image")?;
+        let (prefix, rest) = image[PACK_HEADER_LEN..].split_at(prefix_len);
+        let (fence, entries) = rest.split_at(count);
+        Ok(PackRef {
+            prefix,
+            fence,
+            entries,
+            key_width,
+            value_width,
+            image,
+        })
+    }
+
+    pub fn count(&self) -> usize {
+        self.fence.len()
+    }
+
+    fn stride(&self) -> usize {
+        self.key_width - 1 + self.value_width
+    }
+
+    /// Suffix bytes after the first, and the value, of entry `index`.
+    #[inline]
+    pub fn entry(&self, index: usize) -> (u8, &'a [u8], &'a [u8]) {
+        let stride = self.stride();
+        let start = index * stride;
+        let record = &self.entries[start..start + stride];
+        let (rest, value) = record.split_at(self.key_width - 1);
+        (self.fence[index], rest, value)
+    }
+
+    /// Compares entry `index`'s suffix with `target`.
+    #[inline]
+    fn compare(&self, index: usize, target: &[u8]) -> Ordering {
+        let (first, rest, _) = self.entry(index);
+        match target.first() {
+            None => Ordering::Greater,
+            Some(&byte) => first.cmp(&byte).then_with(|| rest.cmp(&target[1..])),
+        }
+    }
+
+    /// Index of the entry whose suffix is exactly `suffix`.
+    #[inline]
+    pub fn find(&self, suffix: &[u8]) -> Option<usize> {
+        if suffix.len() != self.key_width {
+            return None;
+        }
+        let first = suffix[0];
+        let mut index = self.fence.partition_point(|&b| b < first);
+        while index < self.fence.len() && self.fence[index] == first {
+            match self.entry(index).1.cmp(&suffix[1..]) {
+                Ordering::Less => index += 1,
+                Ordering::Equal => return Some(index),
+                Ordering::Greater => return None,
+            }
+        }
+        None
+    }
+
+    /// Index of the first entry whose suffix is `>= target` (`count()` if none).
+    pub fn lower_bound(&self, target: &[u8]) -> usize {
+        let (mut low, mut high) = (0usize, self.count());
+        while low < high {
+            let middle = (low + high) / 2;
+            if self.compare(middle, target) == Ordering::Less {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
+    }
+
+    /// Whether entries are sorted and distinct (for `verify`).
+    pub fn is_sorted(&self) -> bool {
+        (1..self.count()).all(|i| {
+            let (a0, a, _) = self.entry(i - 1);
+            let (b0, b, _) = self.entry(i);
+            (a0, a) < (b0, b)
+        })
+    }
+}
+
+/// Fills a new pack's entries in order.
+pub(crate) struct PackWriter<'b> {
+    fence: &'b mut [u8],
+    records: &'b mut [u8],
+    key_width: usize,
+    value_width: usize,
+    index: usize,
+}
+
+impl PackWriter<'_> {
+    /// Appends an entry: suffix `first ++ rest` (`1 + rest.len() == key_width`) and `value`.
+    pub fn push(&mut self, first: u8, rest: &[u8], value: &[u8]) {
+        debug_assert!(rest.len() + 1 == self.key_width, "pack entry key width");
+        debug_assert!(value.len() == self.value_width, "pack entry value width");
+        let stride = self.key_width - 1 + self.value_width;
+        let (Some(fence), Some(record)) = (
+            self.fence.get_mut(self.index),
+            self.records
+                .get_mut(self.index * stride..(self.index + 1) * stride),
+        ) else {
+            debug_assert!(false, "more pack entries than announced");
+            return;
+        };
+        *fence = first;
+        record[..rest.len()].copy_from_slice(rest);
+        record[rest.len()..].copy_from_slice(value);
+        self.index += 1;
+    }
+}
+
+/// Allocates a heap pack of `count` entries, filled in sorted order by `fill`; returns its word.
+pub(crate) fn alloc_pack(
+    prefix: &[u8],
+    key_width: usize,
+    value_width: usize,
+    count: usize,
+    fill: impl FnOnce(&mut PackWriter<'_>),
+) -> u64 {
+    let len = pack_image_len(prefix.len(), key_width, value_width, count);
+    let address = raw::alloc_image(len);
+    // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
+    let bytes = unsafe { raw::image_mut(address, len) };
+    let (header, rest) = bytes.split_at_mut(PACK_HEADER_LEN);
+    header[0] = KIND_PACK;
+    header[1] = key_width as u8;
+    header[2..4].copy_from_slice(&(count as u16).to_le_bytes());
+    header[4] = value_width as u8;
+    header[6..8].copy_from_slice(&(prefix.len() as u16).to_le_bytes());
+    let (prefix_bytes, rest) = rest.split_at_mut(prefix.len());
+    prefix_bytes.copy_from_slice(prefix);
+    let (fence, records) = rest.split_at_mut(count);
+    let mut writer = PackWriter {
+        fence,
+        records,
+        key_width,
+        value_width,
+        index: 0,
+    };
+    fill(&mut writer);
+    debug_assert_eq!(writer.index, count, "pack filled with the announced count");
+    crate::word::heap_leaf(address)
+}

@@ -1,0 +1,216 @@
+//! Writer operations on leaf packs: insert, replace, remove, relocate, burst.
+//!
+//! Packs are immutable (node/pack.rs): every change builds a new pack and retires the old one.
+//! A key that a pack cannot take (another key width or value width, a key outside the pack's
+//! prefix, or a full pack) bursts the pack into an inner node (grouping the entries by their
+//! first differing byte; groups of one become leaves or inline values, larger groups smaller
+//! packs), after which the ordinary inner-node insert continues.
+
+use crate::cursor::common_prefix_len;
+use crate::node::{alloc_pack, build_inner, kind_for, EntryList, PackRef, Shape};
+use crate::node::{fits_pack, PACK_ENTRIES_MAX};
+use crate::tree::{value_word, Writer};
+
+/// The full suffix (after the prefix) of a pack entry.
+fn suffix_of(pack: &PackRef<'_>, index: usize, out: &mut Vec<u8>) {
+    let (first, rest, _) = pack.entry(index);
+    out.clear();
+    out.push(first);
+    out.extend_from_slice(rest);
+}
+
+/// What an attempted pack insert did.
+pub(crate) enum PackInsert {
+    /// Replaced the value of an existing key (old value).
+    Replaced(Vec<u8>),
+    /// Inserted a new key.
+    Inserted,
+    /// The pack cannot take the key: it was burst into an inner node; retry the insert.
+    Burst,
+}
+
+impl Writer {
+    /// Inserts `rest` (the key after the pack's position) into the pack in `slot`.
+    pub(crate) fn pack_insert(
+        &mut self,
+        slot: &mut [u8; 8],
+        depth: usize,
+        pack: &PackRef<'_>,
+        rest: &[u8],
+        value: &[u8],
+    ) -> PackInsert {
+        let bits = crate::word::load(slot);
+        let same_value_width = value.len() == pack.value_width;
+        if let Some(suffix) = rest.strip_prefix(pack.prefix) {
+            if let Some(index) = pack.find(suffix) {
+                if same_value_width {
+                    let old = pack.entry(index).2.to_vec();
+                    *slot = rebuild(pack, pack.prefix, Some(index), None, value).to_le_bytes();
+                    self.retire(bits);
+                    return PackInsert::Replaced(old);
+                }
+            } else if same_value_width
+                && suffix.len() == pack.key_width
+                && pack.count() < PACK_ENTRIES_MAX
+            {
+                let at = pack.lower_bound(suffix);
+                *slot = rebuild(pack, pack.prefix, None, Some((at, suffix)), value).to_le_bytes();
+                self.retire(bits);
+                return PackInsert::Inserted;
+            }
+        }
+        self.burst(slot, depth, pack);
+        PackInsert::Burst
+    }
+
+    /// Replaces the pack in `slot` by an inner node holding the same keys.
+    fn burst(&mut self, slot: &mut [u8; 8], depth: usize, pack: &PackRef<'_>) {
+        let bits = crate::word::load(slot);
+        let count = pack.count();
+        let (mut first, mut last) = (Vec::new(), Vec::new());
+        suffix_of(pack, 0, &mut first);
+        suffix_of(pack, count - 1, &mut last);
+        let common = common_prefix_len(&first, &last).min(pack.key_width - 1);
+        let mut entries = EntryList::new();
+        let mut suffix = Vec::new();
+        let mut start = 0usize;
+        while start < count {
+            suffix_of(pack, start, &mut suffix);
+            let byte = suffix[common];
+            let mut end = start + 1;
+            let mut other = Vec::new();
+            while end < count {
+                suffix_of(pack, end, &mut other);
+                if other[common] != byte {
+                    break;
+                }
+                end += 1;
+            }
+            let word = if end - start == 1 {
+                value_word(&suffix[common + 1..], pack.entry(start).2)
+            } else {
+                group_pack(pack, start, end, common + 1)
+            };
+            entries.push(byte, word);
+            start = end;
+        }
+        let mut prefix = pack.prefix.to_vec();
+        prefix.extend_from_slice(&first[..common]);
+        let shape = Shape {
+            prefix: &prefix,
+            depth,
+            version: self.version,
+            value: 0,
+        };
+        *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
+        self.retire(bits);
+    }
+
+    /// Removes entry `index` from the pack in `slot`; returns its value.
+    pub(crate) fn pack_remove(
+        &mut self,
+        slot: &mut [u8; 8],
+        pack: &PackRef<'_>,
+        index: usize,
+    ) -> Vec<u8> {
+        let bits = crate::word::load(slot);
+        let old = pack.entry(index).2.to_vec();
+        let replacement = if pack.count() > 2 {
+            rebuild_without(pack, index)
+        } else {
+            let keep = 1 - index;
+            let mut suffix = pack.prefix.to_vec();
+            let (first, rest, value) = pack.entry(keep);
+            suffix.push(first);
+            suffix.extend_from_slice(rest);
+            value_word(&suffix, value)
+        };
+        *slot = replacement.to_le_bytes();
+        self.retire(bits);
+        old
+    }
+
+    /// A copy of the pack whose prefix has `extra` in front (it moves up by `extra.len()`).
+    pub(crate) fn pack_with_prefix_before(&mut self, pack: &PackRef<'_>, extra: &[u8]) -> u64 {
+        let mut prefix = extra.to_vec();
+        prefix.extend_from_slice(pack.prefix);
+        rebuild(pack, &prefix, None, None, &[])
+    }
+}
+
+/// Whether two value words' keys can start a pack: same suffix length and value width.
+pub(crate) fn can_pack(old_suffix: &[u8], old_value: &[u8], suffix: &[u8], value: &[u8]) -> bool {
+    let common = common_prefix_len(old_suffix, suffix);
+    old_suffix.len() == suffix.len()
+        && old_value.len() == value.len()
+        && common < suffix.len()
+        && fits_pack(suffix.len() - common, value.len())
+}
+
+/// A pack of two entries (distinct suffixes of equal length, values of equal length).
+pub(crate) fn pack_of_two(a: (&[u8], &[u8]), b: (&[u8], &[u8])) -> u64 {
+    let (low, high) = if a.0 < b.0 { (a, b) } else { (b, a) };
+    let common = common_prefix_len(low.0, high.0);
+    let key_width = low.0.len() - common;
+    alloc_pack(&low.0[..common], key_width, low.1.len(), 2, |writer| {
+        writer.push(low.0[common], &low.0[common + 1..], low.1);
+        writer.push(high.0[common], &high.0[common + 1..], high.1);
+    })
+}
+
+/// A copy of `pack` with a new prefix, optionally one value replaced or one entry inserted.
+fn rebuild(
+    pack: &PackRef<'_>,
+    prefix: &[u8],
+    replace: Option<usize>,
+    insert: Option<(usize, &[u8])>,
+    value: &[u8],
+) -> u64 {
+    let count = pack.count() + usize::from(insert.is_some());
+    alloc_pack(prefix, pack.key_width, pack.value_width, count, |writer| {
+        for index in 0..=pack.count() {
+            if let Some((at, suffix)) = insert {
+                if at == index {
+                    writer.push(suffix[0], &suffix[1..], value);
+                }
+            }
+            if index == pack.count() {
+                break;
+            }
+            let (first, rest, old) = pack.entry(index);
+            writer.push(
+                first,
+                rest,
+                if replace == Some(index) { value } else { old },
+            );
+        }
+    })
+}
+
+/// A copy of `pack` without entry `skip`.
+fn rebuild_without(pack: &PackRef<'_>, skip: usize) -> u64 {
+    alloc_pack(
+        pack.prefix,
+        pack.key_width,
+        pack.value_width,
+        pack.count() - 1,
+        |writer| {
+            for index in (0..pack.count()).filter(|&i| i != skip) {
+                let (first, rest, value) = pack.entry(index);
+                writer.push(first, rest, value);
+            }
+        },
+    )
+}
+
+/// A pack of entries `start..end` of `pack` without their first `cut` suffix bytes.
+fn group_pack(pack: &PackRef<'_>, start: usize, end: usize, cut: usize) -> u64 {
+    let key_width = pack.key_width - cut;
+    let mut suffix = Vec::new();
+    alloc_pack(&[], key_width, pack.value_width, end - start, |writer| {
+        for index in start..end {
+            suffix_of(pack, index, &mut suffix);
+            writer.push(suffix[cut], &suffix[cut + 1..], pack.entry(index).2);
+        }
+    })
+}
