@@ -159,6 +159,8 @@ impl<'a> Cursor<'a> {
     }
 
     /// Steps to the next key; false when it runs off the end.
+    // A cursor step that can fail and returns whether it moved: not an Iterator (see Iter).
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<bool> {
         self.inner.next().map_err(from_tree)
     }

@@ -25,6 +25,8 @@ pub use memory::MemoryStorage;
 use std::sync::Arc;
 
 /// The I/O seam: a file of bytes addressed by offset. See the module docs for the contract.
+// `len` is a file's length; nothing asks whether a file is empty.
+#[allow(clippy::len_without_is_empty)]
 pub trait Storage: Send + Sync + 'static {
     /// Reads exactly `buf.len()` bytes at `offset`; reading past the end is an error.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()>;

@@ -49,6 +49,8 @@ impl Window {
 pub struct PageSource {
     storage: Arc<dyn Storage>,
     window: AtomicPtr<Window>,
+    // Boxed so a window's address stays put when the Vec grows: `window` points into it.
+    #[allow(clippy::vec_box)]
     windows: Mutex<Vec<Box<Window>>>,
     data_end: AtomicU64,
 }
