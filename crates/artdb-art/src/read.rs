@@ -204,7 +204,7 @@ impl<'a> View<'a> {
                 Entry::Pack(pack) => return Ok(pack_get(&pack, &key[depth..])),
                 Entry::Inner(inner) => {
                     let rest = &key[depth..];
-                    if !rest.starts_with(inner.prefix) {
+                    if !inner.prefix.is_empty() && !rest.starts_with(inner.prefix) {
                         return Ok(None);
                     }
                     let at = depth + inner.prefix.len();
@@ -316,7 +316,11 @@ impl<'a> View<'a> {
 /// The value of the key whose bytes after the pack's position are `rest`.
 #[inline]
 pub(crate) fn pack_get<'a>(pack: &PackRef<'a>, rest: &[u8]) -> Option<&'a [u8]> {
-    let suffix = rest.strip_prefix(pack.prefix)?;
+    let suffix = if pack.prefix.is_empty() {
+        rest
+    } else {
+        rest.strip_prefix(pack.prefix)?
+    };
     let index = pack.find(suffix)?;
     Some(pack.entry(index).2)
 }

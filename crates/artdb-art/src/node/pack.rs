@@ -139,8 +139,9 @@ impl<'a> PackRef<'a> {
         }
         let first = suffix[0];
         let mut index = self.fence.partition_point(|&b| b < first);
+        let target = &suffix[1..];
         while index < self.fence.len() && self.fence[index] == first {
-            match self.entry(index).1.cmp(&suffix[1..]) {
+            match compare_equal_len(self.entry(index).1, target) {
                 Ordering::Less => index += 1,
                 Ordering::Equal => return Some(index),
                 Ordering::Greater => return None,
@@ -171,6 +172,20 @@ impl<'a> PackRef<'a> {
             (a0, a) < (b0, b)
         })
     }
+}
+
+/// Compares two byte strings of equal length; strings of up to 8 bytes as one big-endian
+/// integer (no call to memcmp, which dominates for such short strings).
+#[inline]
+fn compare_equal_len(a: &[u8], b: &[u8]) -> Ordering {
+    if a.len() <= 8 && b.len() == a.len() {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x[..a.len()].copy_from_slice(a);
+        y[..b.len()].copy_from_slice(b);
+        return u64::from_be_bytes(x).cmp(&u64::from_be_bytes(y));
+    }
+    a.cmp(b)
 }
 
 /// Fills a new pack's entries in order.
