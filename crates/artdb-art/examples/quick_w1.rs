@@ -55,6 +55,7 @@ fn main() {
         .unwrap_or(1_000_000);
     let value_len: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
     let dense = args.get(3).is_some_and(|s| s == "dense");
+    let profile_reads = args.get(4).is_some_and(|s| s == "profile-reads");
     let keys: Vec<[u8; 8]> = (0..n)
         .map(|i| {
             if dense {
@@ -85,6 +86,16 @@ fn main() {
     }
     let read = start.elapsed();
     assert_eq!(found, n * value_len as u64);
+    if profile_reads {
+        // Only reads from here on, for `perf record`.
+        for _ in 0..5 {
+            for &i in &order {
+                found += tree.get(&keys[i]).unwrap().map_or(0, |v| v.len() as u64);
+            }
+        }
+        println!("{found}");
+        return;
+    }
     let refs: Vec<&[u8]> = order.iter().map(|&i| &keys[i][..]).collect();
     let start = Instant::now();
     let mut out = Vec::new();

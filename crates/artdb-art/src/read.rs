@@ -214,7 +214,10 @@ impl<'a> View<'a> {
                             .slot_value(inner.value_slot(), at, inner.persisted);
                     };
                     match inner.find(byte) {
-                        Some(child) => slot = child,
+                        Some(child) => {
+                            prefetch_pack_lines(word::load(child));
+                            slot = child;
+                        }
                         None => return Ok(None),
                     }
                     depth = at + 1;
@@ -332,6 +335,19 @@ pub const GET_MANY_GROUP_LEN: usize = 16;
 enum Step<'a> {
     Done(Option<&'a [u8]>),
     Descend(&'a [u8; 8], usize, Option<u64>),
+}
+
+/// A leaf pack spans a few cache lines (header and fence, then entries): start loading them
+/// all at once instead of one dependent miss after another. Single leaves are small, so the
+/// extra lines are cheap.
+#[inline(always)]
+fn prefetch_pack_lines(bits: u64) {
+    if let Word::HeapLeaf(address) = word::decode(bits) {
+        crate::raw::prefetch(address);
+        crate::raw::prefetch(address + 64);
+        crate::raw::prefetch(address + 128);
+        crate::raw::prefetch(address + 192);
+    }
 }
 
 /// Prefetches the first cache lines of the heap image a word names.
