@@ -9,7 +9,7 @@ use artdb::Error;
 use common::{dump, memory_db, open_image, Model};
 use std::collections::BTreeMap;
 
-const PAGE: usize = 4096;
+const PAGE: usize = 32 * 1024;
 
 struct Fixture {
     image: Vec<u8>,
@@ -32,10 +32,10 @@ fn fixture() -> Fixture {
     }
     for i in 0u32..30 {
         let key = format!("key number {i}").into_bytes();
-        let value = if i == 3 {
-            vec![9u8; 6000]
-        } else {
-            i.to_le_bytes().to_vec()
+        let value = match i {
+            3 => vec![9u8; 6000],
+            4 => vec![8u8; 70_000],
+            _ => i.to_le_bytes().to_vec(),
         };
         batch.insert("u", &key, &value).unwrap();
         u.insert(key, value);
@@ -158,7 +158,21 @@ fn byte_flips_in_every_region_are_caught() {
             continue;
         }
         node_pages += 1;
-        for offset in [0, 4, 6, 8, 16, 24, 31, 200, 1000, 2047, 4095] {
+        for offset in [
+            0,
+            4,
+            6,
+            8,
+            16,
+            24,
+            31,
+            200,
+            1000,
+            2047,
+            4095,
+            20_000,
+            PAGE - 1,
+        ] {
             if let Outcome::Corrupt = flip(&fixture, start + offset, "node page") {
                 corrupt += 1;
             }

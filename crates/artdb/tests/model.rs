@@ -49,6 +49,7 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
         8 => proptest::collection::vec(any::<u8>(), 0..8),
         3 => proptest::collection::vec(any::<u8>(), 8..64),
         1 => (4000usize..9000).prop_map(|len| vec![0xAB; len]),
+        1 => (33_000usize..70_000).prop_map(|len| vec![0xCD; len]),
     ]
 }
 

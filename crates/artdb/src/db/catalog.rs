@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn round_trip_and_truncation_is_an_error() {
-        let root = ChildWord::persisted(4096 * 3 + 24).unwrap();
+        let root = ChildWord::persisted(32768 * 3 + 24).unwrap();
         let bytes = encode([("a", ChildWord::EMPTY, 0), ("table", root, 7)]);
         let entries = decode(&bytes, 0).unwrap();
         assert_eq!(entries.len(), 2);

@@ -66,17 +66,23 @@ impl<'db> WriteTxn<'db> {
             .ok_or_else(|| Error::TableNotFound {
                 name: table.to_string(),
             })?;
-        let touch = self
-            .touched
-            .entry(table.to_string())
-            .or_insert(if entry.dirty {
-                Touch::Undo
-            } else {
-                Touch::Reopen
-            });
+        // Looked up before inserting, so a batch of many writes allocates no name per write.
+        let log_undo = match self.touched.get(table) {
+            Some(touch) => matches!(touch, Touch::Undo),
+            None => {
+                let touch = if entry.dirty {
+                    Touch::Undo
+                } else {
+                    Touch::Reopen
+                };
+                let log_undo = matches!(touch, Touch::Undo);
+                self.touched.insert(table.to_string(), touch);
+                log_undo
+            }
+        };
         // A table created in this batch simply vanishes on abort: nothing to log.
         let created = self.created.iter().any(|name| name == table);
-        let log = matches!(touch, Touch::Undo) && !created;
+        let log = log_undo && !created;
         Ok((&mut entry.tree, log))
     }
 

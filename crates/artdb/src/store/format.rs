@@ -13,7 +13,14 @@
 use crate::error::{CorruptionKind, Error, Result};
 
 /// Size of a page in bytes: the unit of allocation, checksumming and verification.
-pub const PAGE_SIZE: u64 = 4096;
+///
+/// Why 32 KiB and not 4 KiB: images never span pages, and the tree's fullest node (a Node256 of
+/// inline values, the leaf level of dense integer keys) is 2,080 bytes, so a 4 KiB page holds
+/// only one (49% of the file would be padding); a 32 KiB page holds 15 (95% used). Cold reads do
+/// not pay for it: a page fault on a file map reads ahead 128 KiB by default anyway, and the
+/// first-use checksum of 32 KiB costs about 2 us. The road not taken: images spanning pages with
+/// an out-of-band checksum table (finer reuse, but a table to keep and read).
+pub const PAGE_SIZE: u64 = 32 * 1024;
 /// Byte offset of the header (page 0).
 pub const HEADER_OFFSET: u64 = 0;
 /// Byte offsets of the two superblock slots (pages 1 and 2).

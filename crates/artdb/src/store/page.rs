@@ -1,6 +1,6 @@
 //! page: the header of a node page and of an extent.
 //!
-//! Node images live in 4 KiB pages. A *packed* page holds many images after its header; an
+//! Node images live in pages (`PAGE_SIZE`, 32 KiB). A *packed* page holds many images after its header; an
 //! image never spans pages. An image too big for a packed page (a leaf with a large value) gets an
 //! *extent* of its own: whole consecutive pages with one header at the front, the image right
 //! after it. Byte table: docs/file-format.md#node-pages.

@@ -1,4 +1,4 @@
-//! writer: the node sink of a checkpoint or bulk load. Packs node images into 4 KiB pages, gives
+//! writer: the node sink of a checkpoint or bulk load. Packs node images into pages, gives
 //! large images an extent of their own, and writes pages out as they fill.
 //!
 //! Placement: an image goes to the lowest open page (or newly allocated page) whose next free

@@ -146,10 +146,10 @@ pub fn checkpoint_workload(
                     batch.remove(table, &key)?;
                     model.get_mut(table).map(|t| t.remove(&key));
                 } else {
-                    let len = if rng.gen_bool(0.02) {
-                        5000
-                    } else {
-                        rng.gen_range(0..24)
+                    let len = match rng.gen_range(0..100) {
+                        0 => 5000,
+                        1 => 40_000,
+                        _ => rng.gen_range(0..24),
                     };
                     let value: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
                     batch.insert(table, &key, &value)?;
