@@ -7,9 +7,10 @@
 //! packs), after which the ordinary inner-node insert continues.
 
 use crate::cursor::common_prefix_len;
-use crate::node::{alloc_pack, build_inner, kind_for, EntryList, PackRef, Shape};
+use crate::node::{self, alloc_pack, build_inner, kind_for, EntryList, PackMut, PackRef, Shape};
 use crate::node::{fits_pack, PACK_ENTRIES_MAX};
 use crate::tree::{value_word, Writer};
+use crate::word::{self, Word};
 
 /// The full suffix (after the prefix) of a pack entry.
 fn suffix_of(pack: &PackRef<'_>, index: usize, out: &mut Vec<u8>) {
@@ -39,14 +40,18 @@ impl Writer {
         rest: &[u8],
         value: &[u8],
     ) -> PackInsert {
-        let bits = crate::word::load(slot);
+        let bits = word::load(slot);
         let same_value_width = value.len() == pack.value_width;
         if let Some(suffix) = rest.strip_prefix(pack.prefix) {
             if let Some(index) = pack.find(suffix) {
                 if same_value_width {
                     let old = pack.entry(index).2.to_vec();
-                    *slot = rebuild(pack, pack.prefix, Some(index), None, value).to_le_bytes();
-                    self.retire(bits);
+                    if let Some(mut writable) = self.writable_pack(bits) {
+                        writable.set_value(index, value);
+                    } else {
+                        *slot = rebuild(pack, pack.prefix, Some(index), None, value).to_le_bytes();
+                        self.retire(bits);
+                    }
                     return PackInsert::Replaced(old);
                 }
             } else if same_value_width
@@ -54,8 +59,15 @@ impl Writer {
                 && pack.count() < PACK_ENTRIES_MAX
             {
                 let at = pack.lower_bound(suffix);
-                *slot = rebuild(pack, pack.prefix, None, Some((at, suffix)), value).to_le_bytes();
-                self.retire(bits);
+                let spare = pack.spare() > 0;
+                match self.writable_pack(bits) {
+                    Some(mut writable) if spare => writable.insert(at, suffix, value),
+                    _ => {
+                        *slot = rebuild(pack, pack.prefix, None, Some((at, suffix)), value)
+                            .to_le_bytes();
+                        self.retire(bits);
+                    }
+                }
                 return PackInsert::Inserted;
             }
         }
@@ -63,9 +75,24 @@ impl Writer {
         PackInsert::Burst
     }
 
+    /// The heap pack `bits` names, writable in place, if no snapshot is alive (then nothing but
+    /// the writer can reach it). The caller uses no other view of the pack afterwards.
+    fn writable_pack(&mut self, bits: u64) -> Option<PackMut<'static>> {
+        let Word::HeapLeaf(address) = word::decode(bits) else {
+            return None;
+        };
+        if !self.registry.no_snapshots() {
+            return None;
+        }
+        // SAFETY: a live heap pack linked in the current tree; no snapshot is alive and none can
+        // appear while the writer (holding `&mut Tree`) runs, so nothing else reaches it; the
+        // writer's shared view of it is not used after this call (see the callers).
+        Some(PackMut::new(unsafe { node::heap_leaf_image_mut(address) }))
+    }
+
     /// Replaces the pack in `slot` by an inner node holding the same keys.
     fn burst(&mut self, slot: &mut [u8; 8], depth: usize, pack: &PackRef<'_>) {
-        let bits = crate::word::load(slot);
+        let bits = word::load(slot);
         let count = pack.count();
         let (mut first, mut last) = (Vec::new(), Vec::new());
         suffix_of(pack, 0, &mut first);
@@ -113,8 +140,14 @@ impl Writer {
         pack: &PackRef<'_>,
         index: usize,
     ) -> Vec<u8> {
-        let bits = crate::word::load(slot);
+        let bits = word::load(slot);
         let old = pack.entry(index).2.to_vec();
+        if pack.count() > 2 {
+            if let Some(mut writable) = self.writable_pack(bits) {
+                writable.remove(index);
+                return old;
+            }
+        }
         let replacement = if pack.count() > 2 {
             rebuild_without(pack, index)
         } else {

@@ -291,9 +291,10 @@ pub(crate) fn value_word(suffix: &[u8], value: &[u8]) -> u64 {
 
 /// Views an owned heap node mutably.
 fn inner_mut<'x>(address: usize) -> InnerMut<'x> {
-    // SAFETY: `address` comes from `Writer::own`, so it is a live heap inner image stamped with
-    // the writer's version: no snapshot reaches it, and the writer (holding `&mut Tree`) uses no
-    // other view of it while this one is alive (raw.rs invariant 2).
+    // SAFETY: `address` comes from `Writer::own`, so it is a live heap inner image that no
+    // snapshot reaches (stamped with the writer's version, or no snapshot is alive), and the
+    // writer (holding `&mut Tree`) uses no other view of it while this one is alive (raw.rs
+    // invariant 2).
     let node = unsafe { node::heap_inner_mut::<'x>(address) };
     node.expect("heap images made by this crate have a valid kind") // ok: we wrote the kind
 }
@@ -332,6 +333,13 @@ impl Writer {
         let bits = word::load(slot);
         if let Word::HeapNode(address) = word::decode(bits) {
             if inner.header().version() == self.version {
+                return address;
+            }
+            if self.registry.no_snapshots() {
+                // No snapshot is alive (and none can appear while the writer runs): nothing but
+                // the writer reaches this node, so it is adopted into the current version in
+                // place instead of copied.
+                inner_mut(address).header().set_version(self.version);
                 return address;
             }
         }

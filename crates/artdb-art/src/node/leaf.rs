@@ -128,3 +128,16 @@ pub(crate) unsafe fn free_heap_leaf(address: usize) {
     // SAFETY: allocated by alloc_image with this length (leaves never change), unreachable now.
     unsafe { raw::free_image(address, len) }
 }
+
+/// The image of the heap leaf or pack at `address`, writable.
+///
+/// # Safety
+/// `address` is a live heap leaf or pack made by this crate that nothing but the caller can
+/// reach during `'a` (no snapshot is alive and the writer holds no other view of it).
+#[inline]
+pub(crate) unsafe fn heap_leaf_image_mut<'a>(address: usize) -> &'a mut [u8] {
+    // SAFETY: live leaf of ours (caller).
+    let len = unsafe { heap_leaf_len(address) };
+    // SAFETY: live, `len` bytes, exclusively the caller's during 'a (caller).
+    unsafe { raw::image_mut::<'a>(address, len) }
+}

@@ -35,12 +35,14 @@ mod node48;
 mod pack;
 pub(crate) mod search;
 
-pub(crate) use leaf::{alloc_leaf, free_heap_leaf, heap_leaf_image, leaf_image_len, LeafRef};
+pub(crate) use leaf::{
+    alloc_leaf, free_heap_leaf, heap_leaf_image, heap_leaf_image_mut, leaf_image_len, LeafRef,
+};
 pub(crate) use node16::Node16;
 pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
-pub(crate) use pack::{alloc_pack, fits as fits_pack, PackRef};
+pub(crate) use pack::{alloc_pack, fits as fits_pack, PackMut, PackRef};
 pub use pack::{PACK_ENTRIES_MAX, PACK_KEY_WIDTH_MAX, PACK_VALUE_WIDTH_MAX};
 
 use crate::raw::{self, Image};

@@ -10,17 +10,19 @@
 //! | 1             | 1                    | key_width: suffix bytes per entry (1..=24)    |
 //! | 2             | 2                    | count (u16 LE, 2..=256)                      |
 //! | 4             | 1                    | value_width (0..=16)                          |
-//! | 5             | 1                    | reserved, 0                                  |
+//! | 5             | 1                    | spare: unused entry slots (capacity = count + spare) |
 //! | 6             | 2                    | prefix_len (u16 LE)                          |
 //! | 8             | prefix_len           | prefix: key bytes shared by every entry      |
-//! | 8+p           | count                | fence: the first suffix byte of each entry    |
-//! | 8+p+count     | count*(kw-1+vw)      | entries: suffix bytes 1.. then the value      |
+//! | 8+p           | capacity             | fence: the first suffix byte of each entry (`count` used) |
+//! | 8+p+capacity  | capacity*(kw-1+vw)   | entries: suffix bytes 1.. then the value (`count` used) |
 //!
 //! The word naming a pack at depth `d` with path `path` holds the keys
 //! `path ++ prefix ++ suffix_i`. Entries are sorted by suffix and distinct; `count >= 2`.
-//! Packs are never changed: an insert or removal builds a new pack (at most 256 entries of at
-//! most 40 bytes are copied) and retires the old one, so packs need no version. A key that does
-//! not fit (other widths, a prefix mismatch, a full pack) bursts the pack into an inner node.
+//! Packs carry no version, so while any snapshot is alive they are never changed: an insert or
+//! removal builds a new pack (at most 256 entries of at most 40 bytes are copied) and retires
+//! the old one. While no snapshot is alive nothing but the writer can reach a pack, and the
+//! writer inserts into the spare slots (or removes) in place. A key that does not fit (other
+//! widths, a prefix mismatch, a full pack) bursts the pack into an inner node.
 
 use std::cmp::Ordering;
 
@@ -36,14 +38,14 @@ pub const PACK_KEY_WIDTH_MAX: usize = 24;
 /// Widest value kept in a pack.
 pub const PACK_VALUE_WIDTH_MAX: usize = 16;
 
-/// Image length of a pack.
+/// Image length of a pack with room for `capacity` entries.
 pub(crate) fn pack_image_len(
     prefix_len: usize,
     key_width: usize,
     value_width: usize,
-    count: usize,
+    capacity: usize,
 ) -> usize {
-    PACK_HEADER_LEN + prefix_len + count + count * (key_width.saturating_sub(1) + value_width)
+    PACK_HEADER_LEN + prefix_len + capacity + capacity * (key_width.saturating_sub(1) + value_width)
 }
 
 /// Image length from the first 8 bytes of a pack image.
@@ -51,8 +53,9 @@ pub(crate) fn pack_image_len_from_header(header: &[u8; 8]) -> usize {
     let key_width = header[1] as usize;
     let count = u16::from_le_bytes([header[2], header[3]]) as usize;
     let value_width = header[4] as usize;
+    let spare = header[5] as usize;
     let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
-    pack_image_len(prefix_len, key_width, value_width, count)
+    pack_image_len(prefix_len, key_width, value_width, count + spare)
 }
 
 /// Whether a key suffix and value may live in a pack.
@@ -85,14 +88,19 @@ impl<'a> PackRef<'a> {
         let key_width = header[1] as usize;
         let count = u16::from_le_bytes([header[2], header[3]]) as usize;
         let value_width = header[4] as usize;
+        let capacity = count + header[5] as usize;
         let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
-        if !fits(key_width, value_width) || !(2..=PACK_ENTRIES_MAX).contains(&count) {
-            return Err("pack widths or count out of range");
+        if !fits(key_width, value_width)
+            || !(2..=PACK_ENTRIES_MAX).contains(&count)
+            || capacity > PACK_ENTRIES_MAX
+        {
+            return Err("pack widths, count or capacity out of range");
         }
-        let len = pack_image_len(prefix_len, key_width, value_width, count);
+        let len = pack_image_len(prefix_len, key_width, value_width, capacity);
         let image = bytes.get(..len).ok_or("pack extends past the image")?;
         let (prefix, rest) = image[PACK_HEADER_LEN..].split_at(prefix_len);
-        let (fence, entries) = rest.split_at(count);
+        let (fence, entries) = rest.split_at(capacity);
+        let fence = &fence[..count];
         Ok(PackRef {
             prefix,
             fence,
@@ -105,6 +113,11 @@ impl<'a> PackRef<'a> {
 
     pub fn count(&self) -> usize {
         self.fence.len()
+    }
+
+    /// Unused entry slots.
+    pub fn spare(&self) -> usize {
+        self.image[5] as usize
     }
 
     fn stride(&self) -> usize {
@@ -127,7 +140,9 @@ impl<'a> PackRef<'a> {
         let (first, rest, _) = self.entry(index);
         match target.first() {
             None => Ordering::Greater,
-            Some(&byte) => first.cmp(&byte).then_with(|| rest.cmp(&target[1..])),
+            Some(&byte) => first
+                .cmp(&byte)
+                .then_with(|| compare_short(rest, &target[1..])),
         }
     }
 
@@ -188,6 +203,22 @@ fn compare_equal_len(a: &[u8], b: &[u8]) -> Ordering {
     a.cmp(b)
 }
 
+/// Lexicographic comparison; strings of up to 8 bytes as zero-padded big-endian integers with
+/// the length as tie-break (a proper prefix sorts first), longer ones by `Ord`.
+#[inline]
+fn compare_short(a: &[u8], b: &[u8]) -> Ordering {
+    if a.len() <= 8 && b.len() <= 8 {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x[..a.len()].copy_from_slice(a);
+        y[..b.len()].copy_from_slice(b);
+        return u64::from_be_bytes(x)
+            .cmp(&u64::from_be_bytes(y))
+            .then(a.len().cmp(&b.len()));
+    }
+    a.cmp(b)
+}
+
 /// Fills a new pack's entries in order.
 pub(crate) struct PackWriter<'b> {
     fence: &'b mut [u8],
@@ -226,7 +257,11 @@ pub(crate) fn alloc_pack(
     count: usize,
     fill: impl FnOnce(&mut PackWriter<'_>),
 ) -> u64 {
-    let len = pack_image_len(prefix.len(), key_width, value_width, count);
+    let spare = (count / 8)
+        .clamp(1, 255)
+        .min(PACK_ENTRIES_MAX.saturating_sub(count));
+    let capacity = count + spare;
+    let len = pack_image_len(prefix.len(), key_width, value_width, capacity);
     let address = raw::alloc_image(len);
     // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
     let bytes = unsafe { raw::image_mut(address, len) };
@@ -235,10 +270,11 @@ pub(crate) fn alloc_pack(
     header[1] = key_width as u8;
     header[2..4].copy_from_slice(&(count as u16).to_le_bytes());
     header[4] = value_width as u8;
+    header[5] = spare as u8;
     header[6..8].copy_from_slice(&(prefix.len() as u16).to_le_bytes());
     let (prefix_bytes, rest) = rest.split_at_mut(prefix.len());
     prefix_bytes.copy_from_slice(prefix);
-    let (fence, records) = rest.split_at_mut(count);
+    let (fence, records) = rest.split_at_mut(capacity);
     let mut writer = PackWriter {
         fence,
         records,
@@ -249,4 +285,111 @@ pub(crate) fn alloc_pack(
     fill(&mut writer);
     debug_assert_eq!(writer.index, count, "pack filled with the announced count");
     crate::word::heap_leaf(address)
+}
+
+/// Changes a heap pack in place.
+///
+/// Only while no snapshot is alive (nothing but the writer can reach the pack; see cow.rs).
+pub(crate) struct PackMut<'a> {
+    image: &'a mut [u8],
+}
+
+impl<'a> PackMut<'a> {
+    /// Views a pack image made by this crate mutably.
+    pub fn new(image: &'a mut [u8]) -> PackMut<'a> {
+        PackMut { image }
+    }
+
+    fn layout(&self) -> (usize, usize, usize, usize, usize) {
+        let key_width = self.image[1] as usize;
+        let count = u16::from_le_bytes([self.image[2], self.image[3]]) as usize;
+        let value_width = self.image[4] as usize;
+        let capacity = count + self.image[5] as usize;
+        let prefix_len = u16::from_le_bytes([self.image[6], self.image[7]]) as usize;
+        let fence_at = PACK_HEADER_LEN + prefix_len;
+        (
+            fence_at,
+            fence_at + capacity,
+            count,
+            capacity,
+            key_width - 1 + value_width,
+        )
+    }
+
+    fn set_count(&mut self, count: usize, capacity: usize) {
+        self.image[2..4].copy_from_slice(&(count as u16).to_le_bytes());
+        self.image[5] = (capacity - count) as u8;
+    }
+
+    /// Inserts an entry at `index` into a spare slot (the caller checked there is one).
+    pub fn insert(&mut self, index: usize, suffix: &[u8], value: &[u8]) {
+        let (fence_at, entries_at, count, capacity, stride) = self.layout();
+        debug_assert!(count < capacity, "in-place pack insert needs a spare slot");
+        if count >= capacity || index > count {
+            return;
+        }
+        let fence = &mut self.image[fence_at..entries_at];
+        fence.copy_within(index..count, index + 1);
+        fence[index] = suffix[0];
+        let entries = &mut self.image[entries_at..entries_at + capacity * stride];
+        entries.copy_within(index * stride..count * stride, (index + 1) * stride);
+        let record = &mut entries[index * stride..(index + 1) * stride];
+        record[..suffix.len() - 1].copy_from_slice(&suffix[1..]);
+        record[suffix.len() - 1..].copy_from_slice(value);
+        self.set_count(count + 1, capacity);
+    }
+
+    /// Removes entry `index` (the caller keeps at least two entries).
+    pub fn remove(&mut self, index: usize) {
+        let (fence_at, entries_at, count, capacity, stride) = self.layout();
+        if index >= count {
+            return;
+        }
+        let fence = &mut self.image[fence_at..entries_at];
+        fence.copy_within(index + 1..count, index);
+        fence[count - 1] = 0;
+        let entries = &mut self.image[entries_at..entries_at + capacity * stride];
+        entries.copy_within((index + 1) * stride..count * stride, index * stride);
+        entries[(count - 1) * stride..count * stride].fill(0);
+        self.set_count(count - 1, capacity);
+    }
+
+    /// Replaces the value of entry `index` (same width).
+    pub fn set_value(&mut self, index: usize, value: &[u8]) {
+        let (_, entries_at, count, _, stride) = self.layout();
+        if index >= count || value.len() > stride {
+            return;
+        }
+        let end = entries_at + (index + 1) * stride;
+        self.image[end - value.len()..end].copy_from_slice(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_compares_agree_with_ord() {
+        let samples: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0, 0],
+            vec![1],
+            vec![0, 255],
+            vec![255; 8],
+            vec![255; 9],
+            vec![1, 2, 3, 4, 5, 6, 7, 8],
+            vec![1, 2, 3, 4, 5, 6, 7],
+            vec![1, 2, 3, 4, 5, 6, 7, 9, 0],
+        ];
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(compare_short(a, b), a.cmp(b), "{a:?} vs {b:?}");
+                if a.len() == b.len() {
+                    assert_eq!(compare_equal_len(a, b), a.cmp(b));
+                }
+            }
+        }
+    }
 }
