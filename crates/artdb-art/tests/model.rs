@@ -224,11 +224,14 @@ fn apply(
             );
         }
         Op::Snapshot => {
-            if snapshots.len() < 8 {
+            if snapshots.len() < 4 {
                 snapshots.push((tree.snapshot(), model.clone()));
             } else {
-                let (snapshot, frozen) = snapshots.remove(0);
-                check_snapshot(&snapshot, &frozen);
+                // Check and drop them all: the writer then works without snapshots (in place)
+                // until the next one, so both regimes alternate.
+                for (snapshot, frozen) in snapshots.drain(..) {
+                    check_snapshot(&snapshot, &frozen);
+                }
             }
         }
     }
