@@ -55,14 +55,24 @@ fn main() {
         .unwrap_or(1_000_000);
     let value_len: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
     let dense = args.get(3).is_some_and(|s| s == "dense");
+    // `composite:K`: K-byte keys shaped like W1's composite index keys.
+    let composite: Option<usize> = args
+        .get(3)
+        .and_then(|s| s.strip_prefix("composite:"))
+        .and_then(|k| k.parse().ok());
     let profile_reads = args.get(4).is_some_and(|s| s == "profile-reads");
-    let keys: Vec<[u8; 8]> = (0..n)
-        .map(|i| {
-            if dense {
-                i.to_be_bytes()
-            } else {
-                splitmix(i).to_be_bytes()
+    let keys: Vec<Vec<u8>> = (0..n)
+        .map(|i| match composite {
+            Some(len) => {
+                let r = splitmix(i);
+                let mut key = ((r % 16) as u16).to_be_bytes().to_vec();
+                let column = format!("{:0width$}", (r >> 8) % 1000, width = len - 10);
+                key.extend_from_slice(column.as_bytes());
+                key.extend_from_slice(&splitmix(i ^ 0xABCD).to_be_bytes());
+                key
             }
+            None if dense => i.to_be_bytes().to_vec(),
+            None => splitmix(i).to_be_bytes().to_vec(),
         })
         .collect();
     let mut order: Vec<usize> = (0..n as usize).collect();
@@ -118,34 +128,60 @@ fn main() {
     }
     let seek = start.elapsed();
 
-    let mut map = BTreeMap::new();
-    let start = Instant::now();
-    for &i in &order {
-        map.insert(keys[i], value.clone());
-    }
-    let map_fill = start.elapsed();
-    let start = Instant::now();
-    let mut found = 0u64;
-    for &i in &order {
-        found += map.get(&keys[i]).map_or(0, |v| v.len() as u64);
-    }
-    let map_read = start.elapsed();
-    assert_eq!(found, n * value_len as u64);
-    let start = Instant::now();
-    for i in 0..seeks {
-        for _ in map.range(keys[order[i as usize]]..).take(101) {}
-    }
-    let map_seek = start.elapsed();
+    // BTreeMap with its most favourable key type: [u8; 8] for 8-byte keys, Vec<u8> otherwise.
+    let (map_fill, map_read, map_seek, map_bytes) = if composite.is_none() {
+        let fixed: Vec<[u8; 8]> = keys
+            .iter()
+            .map(|k| k.as_slice().try_into().expect("8-byte keys"))
+            .collect();
+        map_figures(&fixed, &order, &value, seeks)
+    } else {
+        map_figures(&keys, &order, &value, seeks)
+    };
 
     let mops = |d: std::time::Duration, ops: u64| ops as f64 / d.as_secs_f64() / 1e6;
-    println!("n={n} value_len={value_len} dense={dense}");
+    println!("n={n} value_len={value_len} dense={dense} composite={composite:?}");
     println!("artdb   fill {:.2} Mops  read {:.2} Mops  get_many {:.2} Mops  seek+100 {:.2} Mkeys/s  {:.1} bytes/key",
         mops(fill, n), mops(read, n), mops(batch, n), mops(seek, steps + seeks), bytes as f64 / n as f64);
     println!(
-        "btree   fill {:.2} Mops  read {:.2} Mops  seek+100 {:.2} Mkeys/s",
+        "btree   fill {:.2} Mops  read {:.2} Mops  seek+100 {:.2} Mkeys/s  {:.1} bytes/key",
         mops(map_fill, n),
         mops(map_read, n),
-        mops(map_seek, seeks * 101)
+        mops(map_seek, seeks * 101),
+        map_bytes as f64 / n as f64
     );
     println!("{:?}", tree.stats());
+}
+
+fn map_figures<K: Ord + Clone>(
+    keys: &[K],
+    order: &[usize],
+    value: &[u8],
+    seeks: u64,
+) -> (
+    std::time::Duration,
+    std::time::Duration,
+    std::time::Duration,
+    isize,
+) {
+    let mut map = BTreeMap::new();
+    let before = LIVE.load(Ordering::Relaxed);
+    let start = Instant::now();
+    for &i in order {
+        map.insert(keys[i].clone(), value.to_vec());
+    }
+    let fill = start.elapsed();
+    let bytes = LIVE.load(Ordering::Relaxed) - before;
+    let start = Instant::now();
+    let mut found = 0u64;
+    for &i in order {
+        found += map.get(&keys[i]).map_or(0, |v| v.len() as u64);
+    }
+    let read = start.elapsed();
+    assert_eq!(found, (order.len() * value.len()) as u64);
+    let start = Instant::now();
+    for i in 0..seeks {
+        for _ in map.range(keys[order[i as usize]].clone()..).take(101) {}
+    }
+    (fill, read, start.elapsed(), bytes)
 }
