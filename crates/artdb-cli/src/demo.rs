@@ -1,26 +1,37 @@
-//! `artdb demo`: artdb's main job on a default data set, end to end, with timings.
+//! `artdb demo`: artdb's main job on a default database, end to end, with timings.
 //!
-//! Builds a tree of a few million generated keys (composite keys encoded with `artdb-key`, as
-//! an index would store them) with a progress bar, then queries it every way the tree offers,
-//! takes a snapshot and writes behind it, checks every invariant, and prints what each step did
-//! and how long it took. The keys are generated from a fixed seed, so runs are comparable.
+//! Creates a database file, writes a few million generated orders (composite keys encoded with
+//! `artdb-key`, as an index would store them) in one write batch with a progress bar,
+//! checkpoints, closes and reopens it (open reads two superblocks and maps the file: nothing is
+//! loaded), queries it every way a reader can (point gets checked against what was written,
+//! batched gets, a prefix scan, seeks with 100 next), changes 1% of the keys behind a live
+//! snapshot and checkpoints again (incremental: only changed paths are written), bulk-loads a
+//! second table from sorted input, verifies every checksum and invariant, and prints what each
+//! step did and how long it took. Keys come from a fixed seed, so runs are comparable.
+//!
+//! The demo owns its file: it replaces `--path` (default `artdb-demo.artdb`) if it exists and
+//! leaves it behind for `artdb stats` / `artdb scan` to look at.
 
-use artdb_art::Tree;
+use artdb::{Db, Options};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Options of `artdb demo`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Number of generated keys.
+    /// Number of generated orders.
     #[arg(long, default_value_t = 3_000_000)]
     keys: u64,
     /// Seed of the key generator.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// The demo's database file (replaced if it exists).
+    #[arg(long, default_value = "artdb-demo.artdb")]
+    path: PathBuf,
     /// Hide the progress bar (for scripts and CI logs).
     #[arg(long)]
     quiet: bool,
@@ -28,8 +39,11 @@ pub struct Args {
 
 type DemoResult = Result<(), Box<dyn std::error::Error>>;
 
-/// One generated record: an order-preserving composite key and an 8-byte value.
-fn record_key(region: u16, customer: u32, order: u64) -> Vec<u8> {
+const ORDERS: &str = "orders";
+const CUSTOMERS: &str = "customers";
+
+/// An order's key: (region u16, customer u32, order u64), order-preserving.
+fn order_key(region: u16, customer: u32, order: u64) -> Vec<u8> {
     artdb_key::KeyBuilder::new()
         .u16(region)
         .u32(customer)
@@ -42,44 +56,105 @@ pub fn run(args: Args) -> DemoResult {
     let n = args.keys;
     let mut rng = StdRng::seed_from_u64(args.seed);
     println!(
-        "artdb demo: {n} orders keyed by (region u16, customer u32, order u64), 8-byte values"
+        "artdb demo: {n} orders keyed by (region u16, customer u32, order u64) -> 8-byte values, \
+         in {}",
+        args.path.display()
     );
+    if args.path.exists() {
+        std::fs::remove_file(&args.path)?;
+    }
 
     let started = Instant::now();
     let mut keys: Vec<Vec<u8>> = (0..n)
-        .map(|order| record_key(rng.gen_range(0..16), rng.gen_range(0..100_000), order))
+        .map(|order| order_key(rng.gen_range(0..16), rng.gen_range(0..100_000), order))
         .collect();
     keys.shuffle(&mut rng);
     step("generate keys", started.elapsed(), n);
 
+    write_orders(&args, &keys)?;
+
+    let started = Instant::now();
+    let db = Db::open(&args.path, Options::default())?;
+    step("open (superblocks + map)", started.elapsed(), 1);
+
+    read_orders(&db, &keys, &mut rng)?;
+    change_one_percent(&db, &keys)?;
+    bulk_load_customers(&db)?;
+
+    let started = Instant::now();
+    let report = db.verify()?;
+    step(
+        "verify checksums + invariants",
+        started.elapsed(),
+        report.keys_checked,
+    );
+    if !report.is_ok() {
+        return Err(format!("verify found problems: {:?}", report.problems).into());
+    }
+    println!("  verify: ok ({} tables)", report.tables_checked);
+    print_stats(&db)?;
+    let started = Instant::now();
+    db.close()?;
+    step("close (checkpoint)", started.elapsed(), 1);
+    Ok(())
+}
+
+/// Writes every order in one batch (random order), commits, checkpoints and closes.
+fn write_orders(args: &Args, keys: &[Vec<u8>]) -> DemoResult {
+    let n = keys.len() as u64;
+    let started = Instant::now();
+    let db = Db::create(&args.path, Options::default())?;
+    step("create database file", started.elapsed(), 1);
+
     let bar = progress(n, args.quiet);
     let started = Instant::now();
-    let mut tree = Tree::new();
+    let mut batch = db.write()?;
+    batch.create_table(ORDERS)?;
     for (index, key) in keys.iter().enumerate() {
-        tree.insert(key, &(index as u64).to_le_bytes())?;
+        batch.insert(ORDERS, key, &(index as u64).to_le_bytes())?;
         if index % 65_536 == 0 {
             bar.set_position(index as u64);
         }
     }
+    batch.commit()?;
     bar.finish_and_clear();
-    step("insert (random order)", started.elapsed(), n);
+    step("insert + commit (random order)", started.elapsed(), n);
 
     let started = Instant::now();
+    let checkpoint = db.checkpoint()?;
+    step(
+        "checkpoint (write + 2 fsyncs)",
+        started.elapsed(),
+        checkpoint.images_written,
+    );
+    println!("  checkpoint wrote {} bytes", checkpoint.bytes_written);
+    let started = Instant::now();
+    db.close()?;
+    step("close", started.elapsed(), 1);
+    Ok(())
+}
+
+/// Point, batched, prefix and seek reads from a snapshot of the reopened file.
+fn read_orders(db: &Db, keys: &[Vec<u8>], rng: &mut StdRng) -> DemoResult {
+    let n = keys.len() as u64;
+    let read = db.read();
+    let orders = read.table(ORDERS)?;
+    let started = Instant::now();
     for (index, key) in keys.iter().enumerate() {
-        let value = tree.get(key)?.ok_or("a key just inserted is missing")?;
+        let value = orders.get(key)?.ok_or("a committed key is missing")?;
         if value != (index as u64).to_le_bytes() {
             return Err("a key returned the wrong value".into());
         }
     }
-    step("get every key (checked)", started.elapsed(), n);
+    step("get every key (checked; cold start)", started.elapsed(), n);
 
     let started = Instant::now();
-    let mut batch_out = Vec::new();
+    let mut out = Vec::new();
     let mut found = 0u64;
     for chunk in keys.chunks(32) {
         let refs: Vec<&[u8]> = chunk.iter().map(|k| k.as_slice()).collect();
-        tree.get_many(&refs, &mut batch_out)?;
-        found += batch_out.iter().filter(|v| v.is_some()).count() as u64;
+        orders.get_many(&refs, &mut out)?;
+        found += out.iter().filter(|v| v.is_some()).count() as u64;
     }
     if found != n {
         return Err("get_many missed keys".into());
@@ -87,9 +162,8 @@ pub fn run(args: Args) -> DemoResult {
     step("get_many, batches of 32", started.elapsed(), n);
 
     let started = Instant::now();
-    let region = record_key(7, 0, 0);
-    let region_prefix = &region[..3];
-    let in_region = tree.prefix(region_prefix).count();
+    let region = order_key(7, 0, 0);
+    let in_region = orders.prefix(&region[..2]).count();
     step(
         "prefix scan of one region",
         started.elapsed(),
@@ -97,10 +171,10 @@ pub fn run(args: Args) -> DemoResult {
     );
 
     let started = Instant::now();
-    let mut cursor = tree.cursor();
+    let mut cursor = orders.cursor();
     let mut scanned = 0u64;
     for _ in 0..10_000 {
-        let probe = record_key(rng.gen_range(0..16), rng.gen_range(0..100_000), 0);
+        let probe = order_key(rng.gen_range(0..16), rng.gen_range(0..100_000), 0);
         let mut valid = cursor.seek(&probe)?;
         for _ in 0..100 {
             if !valid {
@@ -111,61 +185,86 @@ pub fn run(args: Args) -> DemoResult {
         }
     }
     step("10,000 seeks + 100 next", started.elapsed(), scanned);
-
-    let started = Instant::now();
-    let snapshot = tree.snapshot();
-    let removed = keys.len() / 2;
-    for key in &keys[..removed] {
-        tree.remove(key)?;
-    }
-    step(
-        "snapshot, then remove half",
-        started.elapsed(),
-        removed as u64,
-    );
-    println!(
-        "  the snapshot still holds {} keys; the tree now holds {}",
-        snapshot.len(),
-        tree.len()
-    );
-    if snapshot.len() != n || tree.len() != n - removed as u64 {
-        return Err("snapshot isolation broken".into());
-    }
-    drop(snapshot);
-
-    let started = Instant::now();
-    let verdict = tree.verify();
-    step("verify every invariant", started.elapsed(), tree.len());
-    match verdict {
-        Ok(()) => println!("  verify: ok"),
-        Err(violations) => return Err(format!("verify found {violations:?}").into()),
-    }
-    print_stats(&tree.stats());
     Ok(())
 }
 
-fn print_stats(stats: &artdb_art::Stats) {
-    println!("\ntree stats:");
-    println!("  keys            {:>12}", stats.keys);
-    println!("  node4           {:>12}", stats.node4);
-    println!("  node16          {:>12}", stats.node16);
-    println!("  node48          {:>12}", stats.node48);
-    println!("  node256         {:>12}", stats.node256);
-    println!("  leaves          {:>12}", stats.leaves);
-    println!("  inline values   {:>12}", stats.inline_values);
-    let per_key = stats.heap_bytes as f64 / stats.keys.max(1) as f64;
-    println!(
-        "  heap bytes      {:>12}  ({per_key:.1} bytes/key)",
-        stats.heap_bytes
+/// Removes 1% of the orders behind a live snapshot, checkpoints, and checks the snapshot.
+fn change_one_percent(db: &Db, keys: &[Vec<u8>]) -> DemoResult {
+    let n = keys.len() as u64;
+    let before = db.read();
+    let changed = keys.len() / 100;
+    let started = Instant::now();
+    let mut batch = db.write()?;
+    for key in &keys[..changed] {
+        batch.remove(ORDERS, key)?;
+    }
+    batch.commit()?;
+    step(
+        "remove 1% behind a snapshot",
+        started.elapsed(),
+        changed as u64,
     );
-    let depths: Vec<String> = stats
-        .depth_histogram
-        .iter()
-        .enumerate()
-        .filter(|(_, count)| **count > 0)
-        .map(|(depth, count)| format!("{depth}:{count}"))
-        .collect();
-    println!("  depth histogram {}", depths.join(" "));
+    let started = Instant::now();
+    let checkpoint = db.checkpoint()?;
+    step(
+        "incremental checkpoint",
+        started.elapsed(),
+        checkpoint.images_written,
+    );
+    let file_bytes = db.stats()?.store.file_bytes;
+    println!(
+        "  it wrote {} bytes: {:.1}% of the {} byte file",
+        checkpoint.bytes_written,
+        100.0 * checkpoint.bytes_written as f64 / file_bytes.max(1) as f64,
+        file_bytes
+    );
+    let old = before.table(ORDERS)?;
+    let now_len = db.read().table(ORDERS)?.len();
+    println!(
+        "  the snapshot still holds {} orders; the database now {now_len}",
+        old.len()
+    );
+    if old.len() != n || now_len != n - changed as u64 || old.get(&keys[0])?.is_none() {
+        return Err("snapshot isolation broken".into());
+    }
+    Ok(())
+}
+
+/// Streams a sorted table straight to the file.
+fn bulk_load_customers(db: &Db) -> DemoResult {
+    let customers = 1_000_000u32;
+    let mut batch = db.write()?;
+    batch.create_table(CUSTOMERS)?;
+    batch.commit()?;
+    let started = Instant::now();
+    let pairs = (0..customers).map(|id| (id.to_be_bytes(), u64::from(id).to_le_bytes()));
+    let loaded = db.bulk_load(CUSTOMERS, pairs)?;
+    step("bulk load 1M sorted customers", started.elapsed(), loaded);
+    Ok(())
+}
+
+fn print_stats(db: &Db) -> DemoResult {
+    let stats = db.stats()?;
+    println!(
+        "\ndatabase: {} bytes, checkpoint generation {}",
+        stats.store.file_bytes, stats.store.generation
+    );
+    for table in &stats.tables {
+        let tree = db.table_tree_stats(&table.name)?;
+        println!(
+            "  table {:<10} {:>9} keys  node4 {} node16 {} node48 {} node256 {} leaves {} inline {} persisted {}",
+            table.name,
+            table.keys,
+            tree.node4,
+            tree.node16,
+            tree.node48,
+            tree.node256,
+            tree.leaves,
+            tree.inline_values,
+            tree.persisted
+        );
+    }
+    Ok(())
 }
 
 fn progress(total: u64, quiet: bool) -> ProgressBar {
@@ -186,5 +285,5 @@ fn step(what: &str, took: Duration, items: u64) {
     } else {
         0.0
     };
-    println!("  {what:<32} {items:>10} items  {seconds:>8.3} s  {rate:>7.2} M/s");
+    println!("  {what:<36} {items:>10} items  {seconds:>8.3} s  {rate:>7.2} M/s");
 }
