@@ -1,7 +1,17 @@
 //! The `artdb` command-line tool: one module per subcommand.
 
 mod bitable;
+mod checkpoint;
+mod create;
+mod dbcommon;
+mod del;
 mod demo;
+mod get;
+mod load;
+mod put;
+mod scan;
+mod stats;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +35,26 @@ enum Command {
     /// Build, query, merge and check bitable files (immutable sorted tables).
     #[command(subcommand)]
     Bitable(bitable::Command),
+    /// Create an empty database file.
+    Create(create::Args),
+    /// Tables, keys, node kinds, depth and file space of a database file.
+    Stats(stats::Args),
+    /// Check every checksum and invariant of a database file (exit code 4 on problems).
+    Verify(verify::Args),
+    /// Run a checkpoint (or a compaction) of a database file.
+    Checkpoint(checkpoint::Args),
+    /// Print the value of a key (exit code 3 if absent).
+    Get(get::Args),
+    /// Set a key to a value (durable when the command returns).
+    Put(put::Args),
+    /// Remove a key (exit code 3 if absent).
+    Del(del::Args),
+    /// Print the pairs in a key range or with a prefix, in key order.
+    Scan(scan::Args),
+    /// Count the pairs in a key range or with a prefix.
+    Count(scan::Args),
+    /// Load key/value pairs from a TSV or CSV file (sorted input streams to the file).
+    Load(load::Args),
 }
 
 fn main() -> ExitCode {
@@ -32,12 +62,22 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Bitable(command) => bitable::run(command),
+        Command::Create(args) => create::run(args),
+        Command::Stats(args) => stats::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Checkpoint(args) => checkpoint::run(args),
+        Command::Get(args) => get::run(args),
+        Command::Put(args) => put::run(args),
+        Command::Del(args) => del::run(args),
+        Command::Scan(args) => scan::run(args, false),
+        Command::Count(args) => scan::run(args, true),
+        Command::Load(args) => load::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("artdb: {error}");
-            ExitCode::from(1)
+            ExitCode::from(dbcommon::exit_code(&*error))
         }
     }
 }

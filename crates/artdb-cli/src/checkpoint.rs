@@ -1,0 +1,49 @@
+//! `artdb checkpoint FILE`: runs a checkpoint (compacting with `--compact`) and reports it.
+
+use artdb::{Db, Options};
+use std::path::PathBuf;
+
+/// Options of `artdb checkpoint`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database file.
+    file: PathBuf,
+    /// Rewrite every table densely, so the file shrinks to about the size of its data.
+    #[arg(long)]
+    compact: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `artdb checkpoint`.
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let db = Db::open(&args.file, Options::default())?;
+    let stats = if args.compact {
+        db.compact()?
+    } else {
+        db.checkpoint()?
+    };
+    db.close()?;
+    let file_bytes = std::fs::metadata(&args.file)?.len();
+    if args.json {
+        let json = serde_json::json!({
+            "generation": stats.generation,
+            "images_written": stats.images_written,
+            "pages_written": stats.pages_written,
+            "bytes_written": stats.bytes_written,
+            "file_bytes": file_bytes,
+        });
+        println!("{json}");
+    } else {
+        println!(
+            "checkpoint {}: {} node images in {} pages, {} bytes written; file {} bytes",
+            stats.generation,
+            stats.images_written,
+            stats.pages_written,
+            stats.bytes_written,
+            file_bytes
+        );
+    }
+    Ok(())
+}

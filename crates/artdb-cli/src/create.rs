@@ -1,0 +1,18 @@
+//! `artdb create FILE`: creates an empty database file.
+
+use artdb::{Db, Options};
+use std::path::PathBuf;
+
+/// Options of `artdb create`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database file to create (must not exist).
+    file: PathBuf,
+}
+
+/// Runs `artdb create`.
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    Db::create(&args.file, Options::default())?.close()?;
+    println!("created {}", args.file.display());
+    Ok(())
+}

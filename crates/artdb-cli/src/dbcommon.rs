@@ -1,0 +1,107 @@
+//! Shared pieces of the database subcommands (`create`, `stats`, `verify`, `checkpoint`, `get`,
+//! `put`, `del`, `scan`, `count`, `load`): the text form of keys and values, JSON output, exit
+//! codes.
+//!
+//! Text form of bytes: printable ASCII stands for itself, `\\` for a backslash and `\xNN` for
+//! any byte (two hex digits). Output uses the same form, so what `scan` prints `get` accepts.
+//!
+//! Exit codes: 0 success; 1 an error (I/O, bad input, locked file); 2 bad command line (clap);
+//! 3 the key was not found (`get`, `del`); 4 the file is corrupt or `verify` found problems.
+
+use std::fmt;
+
+/// Default table of the key-value subcommands.
+pub const TABLE_DEFAULT: &str = "main";
+
+/// An error with its own exit code.
+#[derive(Debug)]
+pub struct Exit {
+    /// The process exit code.
+    pub code: u8,
+    /// What to tell the user.
+    pub message: String,
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+/// Exit code 3: the key was not found.
+pub const EXIT_NOT_FOUND: u8 = 3;
+/// Exit code 4: corruption.
+pub const EXIT_CORRUPT: u8 = 4;
+
+/// The exit code for an error returned by a subcommand.
+pub fn exit_code(error: &(dyn std::error::Error + 'static)) -> u8 {
+    if let Some(exit) = error.downcast_ref::<Exit>() {
+        return exit.code;
+    }
+    if let Some(artdb::Error::Corruption { .. }) = error.downcast_ref::<artdb::Error>() {
+        return EXIT_CORRUPT;
+    }
+    1
+}
+
+/// Parses the text form of bytes (see the module docs).
+pub fn parse_bytes(text: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut chars = text.bytes();
+    while let Some(byte) = chars.next() {
+        if byte != b'\\' {
+            bytes.push(byte);
+            continue;
+        }
+        match chars.next() {
+            Some(b'\\') => bytes.push(b'\\'),
+            Some(b'x') => {
+                let high = chars.next().and_then(hex_digit);
+                let low = chars.next().and_then(hex_digit);
+                match (high, low) {
+                    (Some(high), Some(low)) => bytes.push(high << 4 | low),
+                    _ => {
+                        return Err(
+                            format!("bad escape in {text:?}: \\x needs two hex digits").into()
+                        )
+                    }
+                }
+            }
+            _ => return Err(format!("bad escape in {text:?}: use \\\\ or \\xNN").into()),
+        }
+    }
+    Ok(bytes)
+}
+
+fn hex_digit(byte: u8) -> Option<u8> {
+    (byte as char).to_digit(16).map(|digit| digit as u8)
+}
+
+/// The text form of bytes (see the module docs).
+pub fn show_bytes(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(bytes.len());
+    for &byte in bytes {
+        match byte {
+            b'\\' => text.push_str("\\\\"),
+            0x20..=0x7E => text.push(byte as char),
+            _ => text.push_str(&format!("\\x{byte:02x}")),
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_round_trip() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(parse_bytes(&show_bytes(&all)).unwrap(), all);
+        assert_eq!(parse_bytes("a\\x00b\\\\").unwrap(), b"a\x00b\\");
+        assert!(parse_bytes("\\x1").is_err());
+        assert!(parse_bytes("\\n").is_err());
+    }
+}

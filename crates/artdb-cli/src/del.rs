@@ -1,0 +1,34 @@
+//! `artdb del FILE [--table T] KEY`: removes KEY (exit code 3 if it was absent) and checkpoints.
+
+use crate::dbcommon::{parse_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
+use artdb::{Db, Options};
+use std::path::PathBuf;
+
+/// Options of `artdb del`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database file.
+    file: PathBuf,
+    /// The key (text; `\xNN` for any byte, `\\` for a backslash).
+    key: String,
+    /// The table.
+    #[arg(long, default_value = TABLE_DEFAULT)]
+    table: String,
+}
+
+/// Runs `artdb del`.
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let key = parse_bytes(&args.key)?;
+    let db = Db::open(&args.file, Options::default())?;
+    let mut batch = db.write()?;
+    let removed = batch.remove(&args.table, &key)?;
+    batch.commit()?;
+    db.close()?;
+    if removed.is_none() {
+        return Err(Box::new(Exit {
+            code: EXIT_NOT_FOUND,
+            message: format!("key {} not found", args.key),
+        }));
+    }
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! `artdb get FILE [--table T] KEY`: prints the value of KEY (exit code 3 if absent).
+
+use crate::dbcommon::{parse_bytes, show_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
+use artdb::{Db, Options};
+use std::path::PathBuf;
+
+/// Options of `artdb get`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database file.
+    file: PathBuf,
+    /// The key (text; `\xNN` for any byte, `\\` for a backslash).
+    key: String,
+    /// The table.
+    #[arg(long, default_value = TABLE_DEFAULT)]
+    table: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `artdb get`.
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let key = parse_bytes(&args.key)?;
+    let db = Db::open(&args.file, Options::default())?;
+    let read = db.read();
+    let value = read.get(&args.table, &key)?;
+    if args.json {
+        let json = serde_json::json!({ "key": args.key, "value": value.map(show_bytes) });
+        println!("{json}");
+    } else if let Some(value) = value {
+        println!("{}", show_bytes(value));
+    }
+    if value.is_none() {
+        return Err(Box::new(Exit {
+            code: EXIT_NOT_FOUND,
+            message: format!("key {} not found", args.key),
+        }));
+    }
+    Ok(())
+}

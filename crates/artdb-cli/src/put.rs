@@ -1,0 +1,35 @@
+//! `artdb put FILE [--table T] KEY VALUE`: sets KEY to VALUE (creating the table if needed) and
+//! checkpoints, so the change is durable when the command returns.
+
+use crate::dbcommon::{parse_bytes, TABLE_DEFAULT};
+use artdb::{Db, Options};
+use std::path::PathBuf;
+
+/// Options of `artdb put`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database file.
+    file: PathBuf,
+    /// The key (text; `\xNN` for any byte, `\\` for a backslash).
+    key: String,
+    /// The value (same text form).
+    value: String,
+    /// The table (created if missing).
+    #[arg(long, default_value = TABLE_DEFAULT)]
+    table: String,
+}
+
+/// Runs `artdb put`.
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let key = parse_bytes(&args.key)?;
+    let value = parse_bytes(&args.value)?;
+    let db = Db::open(&args.file, Options::default())?;
+    let mut batch = db.write()?;
+    if !batch.table_names().contains(&args.table) {
+        batch.create_table(&args.table)?;
+    }
+    batch.insert(&args.table, &key, &value)?;
+    batch.commit()?;
+    db.close()?;
+    Ok(())
+}
