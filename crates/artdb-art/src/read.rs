@@ -215,7 +215,7 @@ impl<'a> View<'a> {
                     };
                     match inner.find(byte) {
                         Some(child) => {
-                            prefetch_pack_lines(word::load(child));
+                            prefetch_for(word::load(child), key, at + 1);
                             slot = child;
                         }
                         None => return Ok(None),
@@ -264,7 +264,7 @@ impl<'a> View<'a> {
                         remaining -= 1;
                     }
                     Step::Descend(slot, depth, parent) => {
-                        prefetch_word(word::load(slot));
+                        prefetch_for(word::load(slot), key, depth);
                         slots[i] = slot;
                         depths[i] = depth;
                         parents[i] = parent;
@@ -337,26 +337,27 @@ enum Step<'a> {
     Descend(&'a [u8; 8], usize, Option<u64>),
 }
 
-/// A leaf pack spans a few cache lines (header and fence, then entries): start loading them
-/// all at once instead of one dependent miss after another. Single leaves are small, so the
-/// extra lines are cheap.
+/// Starts loading the lines a lookup of `key` will touch in the image `bits` names (at `depth`),
+/// so that they arrive together instead of one dependent miss after another:
+/// - an inner node: its header, and (guessing an empty prefix, the common case below the top)
+///   the Node48 index byte and the Node256 child slot for `key[depth]`; a wrong guess costs one
+///   useless prefetch;
+/// - a leaf or pack: its first four lines (a pack's header, fence and entries).
 #[inline(always)]
-fn prefetch_pack_lines(bits: u64) {
-    if let Word::HeapLeaf(address) = word::decode(bits) {
-        crate::raw::prefetch(address);
-        crate::raw::prefetch(address + 64);
-        crate::raw::prefetch(address + 128);
-        crate::raw::prefetch(address + 192);
-    }
-}
-
-/// Prefetches the first cache lines of the heap image a word names.
-#[inline(always)]
-fn prefetch_word(bits: u64) {
+fn prefetch_for(bits: u64, key: &[u8], depth: usize) {
     match word::decode(bits) {
-        Word::HeapNode(address) | Word::HeapLeaf(address) => {
+        Word::HeapNode(address) => {
+            crate::raw::prefetch(address);
+            if let Some(&byte) = key.get(depth) {
+                crate::raw::prefetch(address + node::HEADER_LEN + byte as usize);
+                crate::raw::prefetch(address + node::HEADER_LEN + 8 * byte as usize);
+            }
+        }
+        Word::HeapLeaf(address) => {
             crate::raw::prefetch(address);
             crate::raw::prefetch(address + 64);
+            crate::raw::prefetch(address + 128);
+            crate::raw::prefetch(address + 192);
         }
         _ => {}
     }
