@@ -98,12 +98,14 @@ fn main() {
     assert_eq!(found, n * value_len as u64);
     if profile_reads {
         // Only reads from here on, for `perf record`.
+        let start = Instant::now();
         for _ in 0..5 {
             for &i in &order {
                 found += tree.get(&keys[i]).unwrap().map_or(0, |v| v.len() as u64);
             }
         }
-        println!("{found}");
+        let rate = 5.0 * n as f64 / start.elapsed().as_secs_f64() / 1e6;
+        println!("reads {rate:.2} Mops ({found})");
         return;
     }
     let refs: Vec<&[u8]> = order.iter().map(|&i| &keys[i][..]).collect();
