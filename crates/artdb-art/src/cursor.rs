@@ -140,23 +140,7 @@ impl<'a> Cursor<'a> {
                     }
                     return self.step_forward();
                 }
-                Entry::Pack(pack) => {
-                    let rest = &target[depth..];
-                    let common = common_prefix_len(rest, pack.prefix);
-                    if common < pack.prefix.len() {
-                        let below = common == rest.len() || rest[common] < pack.prefix[common];
-                        if below && self.descend(slot, depth, parent, false)? {
-                            return Ok(true);
-                        }
-                        return self.step_forward();
-                    }
-                    let index = pack.lower_bound(&rest[common..]);
-                    if index < pack.count() {
-                        self.key.extend_from_slice(pack.prefix);
-                        return Ok(self.enter_pack(pack, index));
-                    }
-                    return self.step_forward();
-                }
+                Entry::Pack(pack) => return self.seek_in_pack(pack, slot, depth, parent, target),
                 Entry::Inner(inner) => {
                     let rest = &target[depth..];
                     let common = common_prefix_len(rest, inner.prefix);
@@ -192,6 +176,32 @@ impl<'a> Cursor<'a> {
                 }
             }
         }
+    }
+
+    /// The seek of `target` reached `pack` (in `slot` at `depth`).
+    fn seek_in_pack(
+        &mut self,
+        pack: PackRef<'a>,
+        slot: &'a [u8; 8],
+        depth: usize,
+        parent: Option<u64>,
+        target: &[u8],
+    ) -> Result<bool, Error> {
+        let rest = &target[depth..];
+        let common = common_prefix_len(rest, pack.prefix);
+        if common < pack.prefix.len() {
+            let below = common == rest.len() || rest[common] < pack.prefix[common];
+            if below && self.descend(slot, depth, parent, false)? {
+                return Ok(true);
+            }
+            return self.step_forward();
+        }
+        let index = pack.lower_bound(&rest[common..]);
+        if index < pack.count() {
+            self.key.extend_from_slice(pack.prefix);
+            return Ok(self.enter_pack(pack, index));
+        }
+        self.step_forward()
     }
 
     /// Moves to the largest key `<= target`; `false` if there is none.

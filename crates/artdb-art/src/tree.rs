@@ -410,14 +410,7 @@ impl Writer {
                     .slot_value(inner.value_slot(), end, None)?
                     .map(<[u8]>::to_vec);
                 let address = self.own(slot, &inner);
-                let value_slot = inner_mut(address).into_value_slot();
-                let old_bits = word::load(value_slot);
-                *value_slot = value_word(&[], value).to_le_bytes();
-                self.retire(old_bits);
-                match old {
-                    Some(_) => self.changed(),
-                    None => self.added(),
-                }
+                self.set_value_slot(address, value, old.is_some());
                 return Ok(old);
             };
             let has_child = inner.find(byte).is_some();
@@ -439,6 +432,19 @@ impl Writer {
             }
             self.added();
             return Ok(None);
+        }
+    }
+
+    /// Sets the value slot of the owned node at `address` (`replacing`: a value was there).
+    fn set_value_slot(&mut self, address: usize, value: &[u8], replacing: bool) {
+        let value_slot = inner_mut(address).into_value_slot();
+        let old_bits = word::load(value_slot);
+        *value_slot = value_word(&[], value).to_le_bytes();
+        self.retire(old_bits);
+        if replacing {
+            self.changed();
+        } else {
+            self.added();
         }
     }
 
@@ -615,22 +621,32 @@ impl Writer {
                     let value_slot = &mut node.header().value;
                     let removed = word::load(value_slot);
                     *value_slot = [0; 8];
-                    let old = value_of(&resolver, removed, end)?;
-                    self.retire(removed);
-                    self.removed();
-                    self.after_remove(&resolver, slot, address, depth)?;
-                    return Ok(old);
+                    return self.finish_remove(&resolver, slot, address, depth, removed, end);
                 }
                 (true, Some(byte)) => {
                     let removed = node.remove(byte);
-                    let old = value_of(&resolver, removed, end + 1)?;
-                    self.retire(removed);
-                    self.removed();
-                    self.after_remove(&resolver, slot, address, depth)?;
-                    return Ok(old);
+                    return self.finish_remove(&resolver, slot, address, depth, removed, end + 1);
                 }
             }
         }
+    }
+
+    /// After unlinking the value word `removed` (at `removed_depth`) from the owned node at
+    /// `address` (in `slot`, at `depth`): returns its value, retires it, fixes the node up.
+    fn finish_remove(
+        &mut self,
+        resolver: &Resolver<'_>,
+        slot: &mut [u8; 8],
+        address: usize,
+        depth: usize,
+        removed: u64,
+        removed_depth: usize,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let old = value_of(resolver, removed, removed_depth)?;
+        self.retire(removed);
+        self.removed();
+        self.after_remove(resolver, slot, address, depth)?;
+        Ok(old)
     }
 
     fn removed(&mut self) {
