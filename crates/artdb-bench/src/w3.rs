@@ -68,6 +68,8 @@ struct Row {
 /// The operations every structure offers to the workload.
 trait Structure: Sized {
     const NAME: &'static str;
+    /// Whether the structure has a merge operation.
+    const MERGES: bool = true;
     /// Builds from sorted input records into `dir` (created empty).
     fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError>;
     fn open(dir: &Path) -> Result<Self, BoxError>;
@@ -367,6 +369,7 @@ impl Lmdb {
 
 impl Structure for Lmdb {
     const NAME: &'static str = "lmdb";
+    const MERGES: bool = false;
 
     fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
         let env = Lmdb::env(dir, input.len() as u64, durable)?;
@@ -615,6 +618,17 @@ fn run_structure<S: Structure>(plan: &Plan, rows: &mut Vec<Row>) -> Result<(), B
     let resident = evict(&S::files(&dir))?;
     let structure = S::open(&dir)?;
     let cold = point_pass(&structure, &plan.probes)?;
+    if std::env::var_os("W3_SMAPS").is_some() {
+        let smaps = fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+        eprintln!(
+            "{}",
+            smaps
+                .lines()
+                .filter(|l| l.contains("Pmd"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
     eprintln!(
         "  {:8} point_cold  {cold:12.0} q/s ({:.1}% of pages resident after eviction)",
         S::NAME,
@@ -645,6 +659,10 @@ fn run_structure<S: Structure>(plan: &Plan, rows: &mut Vec<Row>) -> Result<(), B
     }
     structure.close();
     fs::remove_dir_all(&dir)?;
+    if !S::MERGES {
+        fs::remove_dir_all(&base)?;
+        return Ok(());
+    }
     let (a, b, out) = (
         base.join("merge_a"),
         base.join("merge_b"),

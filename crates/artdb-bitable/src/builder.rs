@@ -130,6 +130,7 @@ pub struct Builder {
     pairs: u64,
     key_bytes: u64,
     value_bytes: u64,
+    /// The last key of the last written leaf (the pending leaf holds later keys).
     last_key: Vec<u8>,
     /// Scratch for the key going up a level.
     carry: Vec<u8>,
@@ -250,7 +251,12 @@ impl Builder {
             });
         }
         if self.pairs > 0 {
-            match crate::page::compare_keys(key, &self.last_key) {
+            let previous = if self.leaf.is_empty() {
+                &self.last_key[..]
+            } else {
+                self.leaf.last_key()
+            };
+            match crate::page::compare_keys(key, previous) {
                 std::cmp::Ordering::Greater => {}
                 std::cmp::Ordering::Equal => return Err(Error::DuplicateKey { index: self.pairs }),
                 std::cmp::Ordering::Less => return Err(Error::KeyOutOfOrder { index: self.pairs }),
@@ -279,8 +285,6 @@ impl Builder {
             let added = self.leaf.try_add(key, stored, value_word);
             debug_assert!(added, "an empty page accepts any entry within the limits");
         }
-        self.last_key.clear();
-        self.last_key.extend_from_slice(key);
         self.pairs += 1;
         self.key_bytes += key.len() as u64;
         self.value_bytes += value.len() as u64;
@@ -304,6 +308,8 @@ impl Builder {
 
     /// Writes the pending leaf page and announces it to level 1.
     fn flush_leaf(&mut self) -> Result<()> {
+        self.last_key.clear();
+        self.last_key.extend_from_slice(self.leaf.last_key());
         self.carry.clear();
         self.carry.extend_from_slice(self.leaf.first_entry_key());
         let index = self.leaves.write_page(&mut self.leaf)?;

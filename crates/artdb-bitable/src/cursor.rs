@@ -10,7 +10,7 @@
 //! `entry` holds the resolved key and value (a large value's checksum was checked on arrival).
 
 use crate::error::Result;
-use crate::page::{compare_keys, PageRef};
+use crate::page::{compare_keys, PageRef, StoredValue};
 use crate::table::Table;
 use std::ops::Bound;
 
@@ -149,6 +149,17 @@ impl<'t> Cursor<'t> {
     pub fn next(&mut self) -> Result<bool> {
         if self.entry.is_none() {
             return self.first();
+        }
+        // Fast path: the next pair is an inline value on the same page.
+        if let Some((leaf, page)) = self.page {
+            let slot = self.slot + 1;
+            if leaf == self.leaf && slot < page.count() {
+                if let StoredValue::Inline(value) = page.value(slot) {
+                    self.slot = slot;
+                    self.entry = Some((page.key(slot), value));
+                    return Ok(true);
+                }
+            }
         }
         self.land(self.leaf, self.slot + 1)
     }

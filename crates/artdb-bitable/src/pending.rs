@@ -12,6 +12,12 @@
 
 use crate::format::*;
 
+/// Bytes an entry takes in a slotted page: slot, two varints, key, stored value.
+#[inline]
+fn slotted_entry_len(key_len: usize, stored_len: usize, value_word: u64) -> usize {
+    SLOT_LEN + varint_len(key_len as u64) + varint_len(value_word) + key_len + stored_len
+}
+
 /// Lengths of one staged entry (kept only once the page is slotted).
 #[derive(Clone, Copy)]
 struct EntryLens {
@@ -45,6 +51,9 @@ pub(crate) struct PendingPage {
     lens: Vec<EntryLens>,
     /// Bytes the page takes in the slotted layout.
     slotted_bytes: usize,
+    /// Offset in `stage` and length of the last entry's key.
+    last_start: usize,
+    last_key_len: usize,
     /// Branch pages: level-relative index of the first child.
     pub first_child: u64,
     /// Branch pages: the first key (implicit in the page, it goes up a level).
@@ -65,6 +74,8 @@ impl PendingPage {
             fixed: None,
             lens: Vec::new(),
             slotted_bytes: PAGE_HEADER_LEN,
+            last_start: 0,
+            last_key_len: 0,
             first_child: 0,
             first_key: Vec::new(),
             started: false,
@@ -101,44 +112,59 @@ impl PendingPage {
     #[inline]
     pub(crate) fn try_add(&mut self, key: &[u8], stored: &[u8], value_word: u64) -> bool {
         let large = value_word & 1 == 1;
-        let slotted_entry = SLOT_LEN
-            + varint_len(key.len() as u64)
-            + varint_len(value_word)
-            + key.len()
-            + stored.len();
+        let same_shape =
+            |fixed: &Fixed| !large && fixed.key_len == key.len() && fixed.value_len == stored.len();
         if self.count == 0 {
             self.fixed = (!large).then(|| self.fixed_for(key.len(), stored.len()));
+            if self.fixed.is_none() {
+                self.push_slotted(key, stored, value_word);
+            }
         } else if self.count >= page_count_max(self.page_size) {
             return false;
-        } else {
-            match self.fixed {
-                Some(fixed)
-                    if !large && fixed.key_len == key.len() && fixed.value_len == stored.len() =>
-                {
-                    if fixed.data_start + (self.count + 1) * fixed.stride > self.page_size {
-                        return false;
-                    }
-                }
-                _ => {
-                    if self.slotted_bytes + slotted_entry > self.page_size {
-                        return false;
-                    }
-                    self.become_slotted();
-                }
+        } else if let Some(fixed) = self.fixed.filter(same_shape) {
+            // The fast path of fixed-size records: one comparison, no length bookkeeping.
+            if fixed.data_start + (self.count + 1) * fixed.stride > self.page_size {
+                return false;
             }
+        } else {
+            let staged_bytes = match self.fixed {
+                Some(fixed) => {
+                    let word = (fixed.value_len as u64) << 1;
+                    PAGE_HEADER_LEN
+                        + self.count * slotted_entry_len(fixed.key_len, fixed.value_len, word)
+                }
+                None => self.slotted_bytes,
+            };
+            let entry = slotted_entry_len(key.len(), stored.len(), value_word);
+            if staged_bytes + entry > self.page_size {
+                return false;
+            }
+            self.become_slotted();
+            self.slotted_bytes = staged_bytes;
+            self.push_slotted(key, stored, value_word);
         }
-        if self.fixed.is_none() {
-            self.lens.push(EntryLens {
-                key_len: key.len(),
-                stored_len: stored.len(),
-                value_word,
-            });
-        }
+        self.last_start = self.stage.len();
+        self.last_key_len = key.len();
         self.stage.extend_from_slice(key);
         self.stage.extend_from_slice(stored);
-        self.slotted_bytes += slotted_entry;
         self.count += 1;
         true
+    }
+
+    /// Records the lengths of an entry of a slotted page.
+    fn push_slotted(&mut self, key: &[u8], stored: &[u8], value_word: u64) {
+        self.slotted_bytes += slotted_entry_len(key.len(), stored.len(), value_word);
+        self.lens.push(EntryLens {
+            key_len: key.len(),
+            stored_len: stored.len(),
+            value_word,
+        });
+    }
+
+    /// The key of the last staged entry (the page must not be empty).
+    #[inline]
+    pub(crate) fn last_key(&self) -> &[u8] {
+        &self.stage[self.last_start..self.last_start + self.last_key_len]
     }
 
     /// Switches a fixed page to slotted, recording the lengths of the entries staged so far.

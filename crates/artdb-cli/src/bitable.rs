@@ -12,6 +12,8 @@ use std::ops::Bound;
 use std::path::PathBuf;
 
 type BoxError = Box<dyn std::error::Error>;
+/// One item of a scan.
+type PairResult<'t> = artdb_bitable::Result<(&'t [u8], &'t [u8])>;
 
 /// Output and key-encoding flags shared by the subcommands.
 #[derive(clap::Args, Clone, Copy)]
@@ -276,7 +278,7 @@ fn scan(
     let prefix = prefix.map(|k| decode(&k, format)).transpose()?;
     let lower = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
     let upper = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-    let pairs: Box<dyn Iterator<Item = artdb_bitable::Result<(&[u8], &[u8])>>> = match &prefix {
+    let pairs: Box<dyn Iterator<Item = PairResult<'_>>> = match &prefix {
         Some(prefix) => {
             let lower_key = from.as_deref();
             Box::new(
