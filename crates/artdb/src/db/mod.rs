@@ -65,7 +65,8 @@ impl TableState {
     fn empty() -> TableState {
         TableState {
             tree: Tree::new(),
-            dirty: true,
+            // Equal to its persisted root (empty); the commit marks it dirty if it got keys.
+            dirty: false,
             persisted_root: ChildWord::EMPTY,
             persisted_len: 0,
         }

@@ -16,7 +16,7 @@
 
 use super::{check_table_name, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
-use artdb_art::Tree;
+use artdb_art::{ChildWord, Tree};
 use parking_lot::MutexGuard;
 use std::collections::BTreeMap;
 
@@ -199,7 +199,12 @@ impl<'db> WriteTxn<'db> {
         let state = &mut *self.state;
         for name in &touched {
             if let Some(table) = state.tables.get_mut(name) {
-                table.dirty = true;
+                // An empty table that never had persisted nodes equals its persisted root (the
+                // empty word): nothing to write, and the next batch can abort by reopening it
+                // instead of keeping an undo log. (Its catalog entry is written all the same.)
+                let empty_as_persisted =
+                    table.tree.is_empty() && table.persisted_root == ChildWord::EMPTY;
+                table.dirty = table.dirty || !empty_as_persisted;
             }
         }
         for (_, table) in dropped {
