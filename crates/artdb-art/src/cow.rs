@@ -104,6 +104,19 @@ impl Registry {
         collect(&mut state);
     }
 
+    /// Removes and returns the words retired while writing `version`.
+    pub fn drain_retired_at(&self, version: u64) -> Vec<u64> {
+        let mut state = self.lock();
+        let mut drained = Vec::new();
+        state.retired.retain(|&(retired_at, bits)| {
+            if retired_at == version {
+                drained.push(bits);
+            }
+            retired_at != version
+        });
+        drained
+    }
+
     /// Retired entries (for stats and tests).
     pub fn retired_len(&self) -> usize {
         self.lock().retired.len()
@@ -208,6 +221,14 @@ impl Snapshot {
                 source,
             }),
         }
+    }
+
+    pub(crate) fn root_bits(&self) -> u64 {
+        word::load(&self.inner.root)
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
     }
 
     pub(crate) fn view(&self) -> View<'_> {

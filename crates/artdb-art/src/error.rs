@@ -49,6 +49,13 @@ pub enum Error {
     },
     /// A node sink or node source reported an error of its own.
     Storage(String),
+    /// `rollback_to` was given a snapshot that is not the newest version of this tree.
+    StaleSnapshot {
+        /// Version of the snapshot given.
+        version: u64,
+        /// Version the tree is writing (the snapshot must be the one just before it).
+        writing: u64,
+    },
 }
 
 impl fmt::Display for Error {
@@ -84,6 +91,11 @@ impl fmt::Display for Error {
                  node; the stored root is corrupt"
             ),
             Error::Storage(message) => write!(f, "the node store failed: {message}"),
+            Error::StaleSnapshot { version, writing } => write!(
+                f,
+                "cannot roll back to snapshot version {version}: the tree is writing version \
+                 {writing} and can only return to the newest snapshot of this same tree"
+            ),
         }
     }
 }

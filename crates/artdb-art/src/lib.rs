@@ -40,6 +40,7 @@ mod pack_write;
 mod persist;
 mod raw;
 mod read;
+mod rollback;
 mod snapshot_read;
 mod tree;
 mod verify;

@@ -49,6 +49,8 @@ pub(crate) struct Writer {
     pub source: Option<Arc<dyn NodeSource>>,
     /// Offsets of persisted nodes unlinked from the current tree (drained by the engine).
     pub released_persisted: Vec<u64>,
+    /// Length of `released_persisted` when the last snapshot was taken (for `rollback_to`).
+    pub released_mark: usize,
 }
 
 impl Default for Tree {
@@ -79,6 +81,7 @@ impl Tree {
                 registry: Registry::new(),
                 source,
                 released_persisted: Vec::new(),
+                released_mark: 0,
             },
         }
     }
@@ -118,6 +121,7 @@ impl Tree {
     /// Takes an immutable snapshot of the current version in O(1).
     pub fn snapshot(&mut self) -> Snapshot {
         let writer = &mut self.writer;
+        writer.released_mark = writer.released_persisted.len();
         let version = if writer.dirty {
             writer.dirty = false;
             writer.version += 1;

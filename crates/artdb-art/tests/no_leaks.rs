@@ -134,6 +134,27 @@ fn all_memory_returned_in_any_drop_order() {
     drop(tree);
     assert_eq!(live(), baseline, "persist and adopt (seed {seed})");
 
+    // Rolled-back batches free what they built, whatever was retired meanwhile.
+    let (mut tree, snapshots) = scenario(seed ^ 4);
+    for round in 0..20u32 {
+        let start = tree.snapshot();
+        for i in 0..200u32 {
+            let key = (i * 7919 + round).to_be_bytes();
+            if i % 3 == 0 {
+                tree.remove(&key).unwrap();
+            } else {
+                tree.insert(&key, &[round as u8; 9][..(i % 10) as usize])
+                    .unwrap();
+            }
+        }
+        if round % 2 == 0 {
+            tree.rollback_to(&start).unwrap();
+        }
+    }
+    drop(snapshots);
+    drop(tree);
+    assert_eq!(live(), baseline, "rollback (seed {seed})");
+
     // Bulk build, and a bulk build that fails midway.
     let tree = Tree::bulk_build((0u32..5000).map(|i| (i.to_be_bytes(), [1u8; 9]))).unwrap();
     drop(tree);

@@ -53,6 +53,8 @@ enum Op {
     Insert(usize, Vec<u8>),
     Remove(usize),
     Checkpoint(bool),
+    /// A batch of writes (key indexes, remove if odd) rolled back.
+    AbortedBatch(Vec<usize>),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -60,6 +62,7 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (any::<usize>(), proptest::collection::vec(any::<u8>(), 0..14)).prop_map(|(k, v)| Op::Insert(k, v)),
         4 => any::<usize>().prop_map(Op::Remove),
         1 => any::<bool>().prop_map(Op::Checkpoint),
+        1 => proptest::collection::vec(any::<usize>(), 0..20).prop_map(Op::AbortedBatch),
     ]
 }
 
@@ -99,6 +102,18 @@ proptest! {
                 Op::Remove(k) => {
                     let key = &pool[k % pool.len()];
                     prop_assert_eq!(tree.remove(key).unwrap(), model.remove(key));
+                }
+                Op::AbortedBatch(writes) => {
+                    let start = tree.snapshot();
+                    for (n, k) in writes.iter().enumerate() {
+                        let key = &pool[k % pool.len()];
+                        if n % 2 == 1 {
+                            tree.remove(key).unwrap();
+                        } else {
+                            tree.insert(key, &[n as u8; 5]).unwrap();
+                        }
+                    }
+                    tree.rollback_to(&start).unwrap();
                 }
                 Op::Checkpoint(adopt) => {
                     released.extend(tree.take_released_persisted());

@@ -176,3 +176,69 @@ fn snapshot_is_send_sync_clone() {
     fn send<T: Send>() {}
     send::<Tree>();
 }
+
+#[test]
+fn rollback_to_the_newest_snapshot_undoes_a_batch() {
+    let seed = rand::random::<u64>();
+    println!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut tree = Tree::new();
+    let mut model = Model::new();
+    let mut readers: Vec<(Snapshot, Model)> = Vec::new();
+    for round in 0..60 * scale() {
+        for _ in 0..rng.gen_range(0..60) {
+            random_write(&mut tree, &mut model, &mut rng);
+        }
+        if round % 7 == 0 {
+            // An older reader snapshot that must survive later rollbacks untouched.
+            readers.push((tree.snapshot(), model.clone()));
+        }
+        let start = tree.snapshot();
+        let mut scratch = model.clone();
+        for _ in 0..rng.gen_range(0..80) {
+            random_write(&mut tree, &mut scratch, &mut rng);
+        }
+        if rng.gen_bool(0.5) {
+            tree.rollback_to(&start).unwrap();
+            assert_eq!(tree.len(), model.len() as u64, "seed {seed}");
+        } else {
+            model = scratch;
+        }
+        drop(start);
+        if round % 5 == 0 {
+            tree.verify().unwrap();
+            let got: Model = tree
+                .iter()
+                .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(got, model, "seed {seed}");
+        }
+        if readers.len() > 3 {
+            let (snapshot, frozen) = readers.remove(0);
+            assert_eq!(contents(&snapshot), frozen, "seed {seed}");
+        }
+    }
+    for (snapshot, frozen) in &readers {
+        assert_eq!(contents(snapshot), *frozen, "seed {seed}");
+    }
+}
+
+#[test]
+fn rollback_refuses_a_stale_or_foreign_snapshot() {
+    let mut tree = Tree::new();
+    tree.insert(b"a", b"1").unwrap();
+    let old = tree.snapshot();
+    tree.insert(b"b", b"2").unwrap();
+    let _newer = tree.snapshot();
+    tree.insert(b"c", b"3").unwrap();
+    assert!(matches!(
+        tree.rollback_to(&old),
+        Err(artdb_art::Error::StaleSnapshot { .. })
+    ));
+    let mut other = Tree::new();
+    other.insert(b"x", b"1").unwrap();
+    let foreign = other.snapshot();
+    assert!(tree.rollback_to(&foreign).is_err());
+    assert_eq!(tree.len(), 3);
+}
