@@ -46,10 +46,11 @@ impl Writer {
             if let Some(index) = pack.find(suffix) {
                 if same_value_width {
                     let old = pack.entry(index).2.to_vec();
-                    if let Some(mut writable) = self.writable_pack(bits) {
+                    if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                         writable.set_value(index, value);
                     } else {
-                        *slot = rebuild(pack, pack.prefix, Some(index), None, value).to_le_bytes();
+                        *slot = rebuild(self.version, pack, pack.prefix, Some(index), None, value)
+                            .to_le_bytes();
                         self.retire(bits);
                     }
                     return PackInsert::Replaced(old);
@@ -60,11 +61,18 @@ impl Writer {
             {
                 let at = pack.lower_bound(suffix);
                 let spare = pack.spare() > 0;
-                match self.writable_pack(bits) {
+                match self.writable_pack(bits, pack.version) {
                     Some(mut writable) if spare => writable.insert(at, suffix, value),
                     _ => {
-                        *slot = rebuild(pack, pack.prefix, None, Some((at, suffix)), value)
-                            .to_le_bytes();
+                        *slot = rebuild(
+                            self.version,
+                            pack,
+                            pack.prefix,
+                            None,
+                            Some((at, suffix)),
+                            value,
+                        )
+                        .to_le_bytes();
                         self.retire(bits);
                     }
                 }
@@ -75,18 +83,19 @@ impl Writer {
         PackInsert::Burst
     }
 
-    /// The heap pack `bits` names, writable in place, if no snapshot is alive (then nothing but
-    /// the writer can reach it). The caller uses no other view of the pack afterwards.
-    fn writable_pack(&mut self, bits: u64) -> Option<PackMut<'static>> {
+    /// The heap pack `bits` (created in `version`) names, writable in place if no snapshot can
+    /// reach it. The caller uses no other view of the pack afterwards.
+    fn writable_pack(&mut self, bits: u64, version: u64) -> Option<PackMut<'static>> {
         let Word::HeapLeaf(address) = word::decode(bits) else {
             return None;
         };
-        if !self.registry.no_snapshots() {
+        if version != self.version && !self.registry.no_snapshots() {
             return None;
         }
-        // SAFETY: a live heap pack linked in the current tree; no snapshot is alive and none can
-        // appear while the writer (holding `&mut Tree`) runs, so nothing else reaches it; the
-        // writer's shared view of it is not used after this call (see the callers).
+        // SAFETY: a live heap pack linked in the current tree that no snapshot reaches: it was
+        // created in the current version, or no snapshot is alive (and none can appear while the
+        // writer, holding `&mut Tree`, runs); the writer's shared view of it is not used after
+        // this call (see the callers).
         Some(PackMut::new(unsafe { node::heap_leaf_image_mut(address) }))
     }
 
@@ -116,7 +125,7 @@ impl Writer {
             let word = if end - start == 1 {
                 value_word(&suffix[common + 1..], pack.entry(start).2)
             } else {
-                group_pack(pack, start, end, common + 1)
+                group_pack(self.version, pack, start, end, common + 1)
             };
             entries.push(byte, word);
             start = end;
@@ -143,13 +152,13 @@ impl Writer {
         let bits = word::load(slot);
         let old = pack.entry(index).2.to_vec();
         if pack.count() > 2 {
-            if let Some(mut writable) = self.writable_pack(bits) {
+            if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                 writable.remove(index);
                 return old;
             }
         }
         let replacement = if pack.count() > 2 {
-            rebuild_without(pack, index)
+            rebuild_without(self.version, pack, index)
         } else {
             let keep = 1 - index;
             let mut suffix = pack.prefix.to_vec();
@@ -167,7 +176,7 @@ impl Writer {
     pub(crate) fn pack_with_prefix_before(&mut self, pack: &PackRef<'_>, extra: &[u8]) -> u64 {
         let mut prefix = extra.to_vec();
         prefix.extend_from_slice(pack.prefix);
-        rebuild(pack, &prefix, None, None, &[])
+        rebuild(self.version, pack, &prefix, None, None, &[])
     }
 }
 
@@ -181,18 +190,26 @@ pub(crate) fn can_pack(old_suffix: &[u8], old_value: &[u8], suffix: &[u8], value
 }
 
 /// A pack of two entries (distinct suffixes of equal length, values of equal length).
-pub(crate) fn pack_of_two(a: (&[u8], &[u8]), b: (&[u8], &[u8])) -> u64 {
+pub(crate) fn pack_of_two(a: (&[u8], &[u8]), b: (&[u8], &[u8]), version: u64) -> u64 {
     let (low, high) = if a.0 < b.0 { (a, b) } else { (b, a) };
     let common = common_prefix_len(low.0, high.0);
     let key_width = low.0.len() - common;
-    alloc_pack(&low.0[..common], key_width, low.1.len(), 2, |writer| {
-        writer.push(low.0[common], &low.0[common + 1..], low.1);
-        writer.push(high.0[common], &high.0[common + 1..], high.1);
-    })
+    alloc_pack(
+        &low.0[..common],
+        key_width,
+        low.1.len(),
+        2,
+        version,
+        |writer| {
+            writer.push(low.0[common], &low.0[common + 1..], low.1);
+            writer.push(high.0[common], &high.0[common + 1..], high.1);
+        },
+    )
 }
 
 /// A copy of `pack` with a new prefix, optionally one value replaced or one entry inserted.
 fn rebuild(
+    version: u64,
     pack: &PackRef<'_>,
     prefix: &[u8],
     replace: Option<usize>,
@@ -200,33 +217,41 @@ fn rebuild(
     value: &[u8],
 ) -> u64 {
     let count = pack.count() + usize::from(insert.is_some());
-    alloc_pack(prefix, pack.key_width, pack.value_width, count, |writer| {
-        for index in 0..=pack.count() {
-            if let Some((at, suffix)) = insert {
-                if at == index {
-                    writer.push(suffix[0], &suffix[1..], value);
+    alloc_pack(
+        prefix,
+        pack.key_width,
+        pack.value_width,
+        count,
+        version,
+        |writer| {
+            for index in 0..=pack.count() {
+                if let Some((at, suffix)) = insert {
+                    if at == index {
+                        writer.push(suffix[0], &suffix[1..], value);
+                    }
                 }
+                if index == pack.count() {
+                    break;
+                }
+                let (first, rest, old) = pack.entry(index);
+                writer.push(
+                    first,
+                    rest,
+                    if replace == Some(index) { value } else { old },
+                );
             }
-            if index == pack.count() {
-                break;
-            }
-            let (first, rest, old) = pack.entry(index);
-            writer.push(
-                first,
-                rest,
-                if replace == Some(index) { value } else { old },
-            );
-        }
-    })
+        },
+    )
 }
 
 /// A copy of `pack` without entry `skip`.
-fn rebuild_without(pack: &PackRef<'_>, skip: usize) -> u64 {
+fn rebuild_without(version: u64, pack: &PackRef<'_>, skip: usize) -> u64 {
     alloc_pack(
         pack.prefix,
         pack.key_width,
         pack.value_width,
         pack.count() - 1,
+        version,
         |writer| {
             for index in (0..pack.count()).filter(|&i| i != skip) {
                 let (first, rest, value) = pack.entry(index);
@@ -237,13 +262,20 @@ fn rebuild_without(pack: &PackRef<'_>, skip: usize) -> u64 {
 }
 
 /// A pack of entries `start..end` of `pack` without their first `cut` suffix bytes.
-fn group_pack(pack: &PackRef<'_>, start: usize, end: usize, cut: usize) -> u64 {
+fn group_pack(version: u64, pack: &PackRef<'_>, start: usize, end: usize, cut: usize) -> u64 {
     let key_width = pack.key_width - cut;
     let mut suffix = Vec::new();
-    alloc_pack(&[], key_width, pack.value_width, end - start, |writer| {
-        for index in start..end {
-            suffix_of(pack, index, &mut suffix);
-            writer.push(suffix[cut], &suffix[cut + 1..], pack.entry(index).2);
-        }
-    })
+    alloc_pack(
+        &[],
+        key_width,
+        pack.value_width,
+        end - start,
+        version,
+        |writer| {
+            for index in start..end {
+                suffix_of(pack, index, &mut suffix);
+                writer.push(suffix[cut], &suffix[cut + 1..], pack.entry(index).2);
+            }
+        },
+    )
 }

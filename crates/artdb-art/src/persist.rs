@@ -258,7 +258,11 @@ pub(crate) fn write_leaf(
             image.extend_from_slice(leaf.value);
             checked_write(sink, &image, None)
         }
-        Entry::Pack(pack) => checked_write(sink, pack.image, None),
+        Entry::Pack(pack) => {
+            let mut image = pack.image.to_vec();
+            image[8..16].fill(0); // the version field: persisted images carry 0
+            checked_write(sink, &image, None)
+        }
         _ => Err(Error::Storage("a leaf word does not name a leaf".into())),
     }
 }

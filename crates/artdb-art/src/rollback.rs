@@ -75,6 +75,7 @@ impl Tree {
         let fresh = |bits: u64| match word::decode(bits) {
             Word::HeapNode(address) => version_of(address) == current,
             Word::HeapLeaf(_) => !snapshot_children.contains(&bits),
+            // (A pack stamped with V is also fresh; the parentage test above already says so.)
             _ => false,
         };
         let mut doomed: Vec<u64> = retired

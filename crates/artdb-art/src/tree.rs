@@ -318,9 +318,14 @@ impl Writer {
                     self.registry.retire(self.version, bits);
                 }
             }
-            Word::HeapLeaf(_) => {
-                if self.registry.no_snapshots() {
-                    // SAFETY: no snapshot exists and the leaf was just unlinked from the tree.
+            Word::HeapLeaf(address) => {
+                // SAFETY: `bits` was linked in the current tree, so it is live; the view ends here.
+                let image = unsafe { node::heap_leaf_image(address) };
+                let current_pack = image.first() == Some(&node::KIND_PACK)
+                    && image.get(8..16) == Some(&self.version.to_le_bytes()[..]);
+                if current_pack || self.registry.no_snapshots() {
+                    // SAFETY: a pack created in the current version (no snapshot reaches it) or
+                    // no snapshot exists; it was just unlinked from the current tree.
                     unsafe { cow::free_word(bits) };
                 } else {
                     self.registry.retire(self.version, bits);
@@ -477,7 +482,8 @@ impl Writer {
             return Some(old_value.to_vec());
         }
         if can_pack(old_suffix, old_value, suffix, value) {
-            *slot = pack_of_two((old_suffix, old_value), (suffix, value)).to_le_bytes();
+            *slot =
+                pack_of_two((old_suffix, old_value), (suffix, value), self.version).to_le_bytes();
             self.retire(bits);
             self.added();
             return None;

@@ -12,16 +12,17 @@
 //! | 4             | 1                    | value_width (0..=16)                          |
 //! | 5             | 1                    | spare: unused entry slots (capacity = count + spare) |
 //! | 6             | 2                    | prefix_len (u16 LE)                          |
-//! | 8             | prefix_len           | prefix: key bytes shared by every entry      |
-//! | 8+p           | capacity             | fence: the first suffix byte of each entry (`count` used) |
-//! | 8+p+capacity  | capacity*(kw-1+vw)   | entries: suffix bytes 1.. then the value (`count` used) |
+//! | 8             | 8                    | version that created the heap pack (u64 LE); 0 persisted |
+//! | 16            | prefix_len           | prefix: key bytes shared by every entry      |
+//! | 16+p          | capacity             | fence: the first suffix byte of each entry (`count` used) |
+//! | 16+p+capacity | capacity*(kw-1+vw)   | entries: suffix bytes 1.. then the value (`count` used) |
 //!
 //! The word naming a pack at depth `d` with path `path` holds the keys
 //! `path ++ prefix ++ suffix_i`. Entries are sorted by suffix and distinct; `count >= 2`.
-//! Packs carry no version, so while any snapshot is alive they are never changed: an insert or
-//! removal builds a new pack (at most 256 entries of at most 40 bytes are copied) and retires
-//! the old one. While no snapshot is alive nothing but the writer can reach a pack, and the
-//! writer inserts into the spare slots (or removes) in place. A key that does not fit (other
+//! Like inner nodes, a pack carries the version that created it: the writer changes it in place
+//! (inserting into a spare slot, removing, replacing a value) when it was created in the
+//! current version or when no snapshot is alive; otherwise an insert or removal builds a new
+//! pack (at most 256 entries of at most 40 bytes are copied) and retires the old one. A key that does not fit (other
 //! widths, a prefix mismatch, a full pack) bursts the pack into an inner node.
 
 use std::cmp::Ordering;
@@ -30,7 +31,7 @@ use super::KIND_PACK;
 use crate::raw;
 
 /// Bytes before the prefix.
-pub(crate) const PACK_HEADER_LEN: usize = 8;
+pub(crate) const PACK_HEADER_LEN: usize = 16;
 /// Most entries in one pack (random 8-byte keys at 10M keys put ~150 under each 2-byte prefix).
 pub const PACK_ENTRIES_MAX: usize = 256;
 /// Widest key suffix kept in a pack.
@@ -71,6 +72,8 @@ pub(crate) struct PackRef<'a> {
     entries: &'a [u8],
     pub key_width: usize,
     pub value_width: usize,
+    /// Version that created the (heap) pack; 0 when persisted.
+    pub version: u64,
     /// The whole image.
     pub image: &'a [u8],
 }
@@ -101,12 +104,17 @@ impl<'a> PackRef<'a> {
         let (prefix, rest) = image[PACK_HEADER_LEN..].split_at(prefix_len);
         let (fence, entries) = rest.split_at(capacity);
         let fence = &fence[..count];
+        let version = image
+            .get(8..16)
+            .and_then(|v| <[u8; 8]>::try_from(v).ok())
+            .map_or(0, u64::from_le_bytes);
         Ok(PackRef {
             prefix,
             fence,
             entries,
             key_width,
             value_width,
+            version,
             image,
         })
     }
@@ -255,6 +263,7 @@ pub(crate) fn alloc_pack(
     key_width: usize,
     value_width: usize,
     count: usize,
+    version: u64,
     fill: impl FnOnce(&mut PackWriter<'_>),
 ) -> u64 {
     let spare = (count / 8)
@@ -272,6 +281,7 @@ pub(crate) fn alloc_pack(
     header[4] = value_width as u8;
     header[5] = spare as u8;
     header[6..8].copy_from_slice(&(prefix.len() as u16).to_le_bytes());
+    header[8..16].copy_from_slice(&version.to_le_bytes());
     let (prefix_bytes, rest) = rest.split_at_mut(prefix.len());
     prefix_bytes.copy_from_slice(prefix);
     let (fence, records) = rest.split_at_mut(capacity);
