@@ -253,19 +253,29 @@ fn inserts_with_a_snapshot_alive_write_fresh_nodes_in_place() {
     let mut tree = Tree::new();
     let reader = tree.snapshot();
     for i in 0..n {
-        tree.insert(&i.to_be_bytes(), &(i as u64).to_le_bytes()[..7]).unwrap();
+        tree.insert(&i.to_be_bytes(), &(i as u64).to_le_bytes()[..7])
+            .unwrap();
     }
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..n {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        tree.insert(&state.to_be_bytes(), &state.to_le_bytes()).unwrap();
+        tree.insert(&state.to_be_bytes(), &state.to_le_bytes())
+            .unwrap();
     }
     // Only the few leaves turned into packs are retired, not one copy per insert.
-    assert!(tree.retired_len() < (n / 50) as usize, "retired {}", tree.retired_len());
+    assert!(
+        tree.retired_len() < (n / 50) as usize,
+        "retired {}",
+        tree.retired_len()
+    );
     let stats = tree.stats();
-    assert!(stats.heap_bytes < 40 * u64::from(n), "heap bytes {}", stats.heap_bytes);
+    assert!(
+        stats.heap_bytes < 40 * u64::from(n),
+        "heap bytes {}",
+        stats.heap_bytes
+    );
     assert!(reader.is_empty());
     tree.verify().unwrap();
 }
