@@ -138,8 +138,7 @@ pub struct KeyReader<'a> {
 
 macro_rules! reader_fixed {
     ($name:ident, $ty:ty, $width:literal, $decode:path) => {
-        #[doc = concat!("Reads a `", stringify!($ty), "` field (", stringify!($width),
-                    " bytes, see [`", stringify!($decode), "`]).")]
+        #[doc = concat!("Reads a `", stringify!($ty), "` field (see [`", stringify!($decode), "`]).")]
         #[inline]
         pub fn $name(&mut self) -> Result<$ty, Error> {
             Ok($decode(self.fixed::<$width>()?))
