@@ -1,4 +1,11 @@
-//! The crate's one unsafe operation on the hot path: a cache prefetch hint.
+//! The crate's unsafe operations, fenced here: mapping a table file, and a cache prefetch hint.
+//!
+//! Mapping: `memmap2::Mmap::map` is unsafe because another process could change the file while it
+//! is mapped, and then the `&[u8]` the map hands out would change under Rust's feet. bitable files
+//! are written once under a temporary name and renamed into place, never modified in place; the
+//! contract of the format (stated on `Table::open`) is that nobody writes a table file that is
+//! open. Everything else — damage at rest, truncation before open — is caught by checksums and the
+//! header's length check.
 //!
 //! A prefetch never faults and never reads memory architecturally, so any address is sound; it
 //! only asks the core to start loading a cache line. The binary search in a page issues prefetches
@@ -7,6 +14,13 @@
 //! dependent misses). Rejected: prefetching the whole page (64 lines saturate the line-fill
 //! buffers and take longer than the misses they hide) and an Eytzinger layout inside pages (it
 //! would make cursors and slotted pages harder, for a gain the prefetch already gets).
+
+/// Maps `file` read-only (see the module notes for why this is sound under the format contract).
+pub(crate) fn map_read_only(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: the file is a bitable, which is never modified in place while open (module notes;
+    // `Table::open` documents the contract); the map is read-only.
+    unsafe { memmap2::Mmap::map(file) }
+}
 
 /// Hints the CPU to load the cache line holding `bytes[at]` (no effect if `at` is out of range).
 #[inline(always)]

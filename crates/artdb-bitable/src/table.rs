@@ -39,16 +39,17 @@ pub struct Table {
 
 impl Table {
     /// Opens the table file at `path` through a read-only memory map.
+    ///
+    /// Contract: the file must not be modified while the table is open (bitable files are
+    /// written once and renamed into place; replace a table by building a new one and renaming
+    /// it, which leaves open maps of the old file intact).
     pub fn open(path: impl AsRef<Path>) -> Result<Table> {
         let file = io("open the table file", File::open(path.as_ref()))?;
         let len = io("read the table file's length", file.metadata())?.len();
         if len == 0 {
             return Table::from_backing(Backing::Empty);
         }
-        // SAFETY: the map is read-only and bitable files are written once under a temporary name
-        // and never modified in place (module invariant 2); memmap2 requires that the file is not
-        // changed while mapped, which is the contract of the format.
-        let map = unsafe { memmap2::Mmap::map(&file) };
+        let map = crate::raw::map_read_only(&file);
         let map = io("memory-map the table file", map)?;
         // Ask for huge pages: where the kernel caches the file in large folios (ext4 and xfs on
         // Linux 6.x) a fault then maps 2 MiB at once, so a lookup's leaf rarely misses the TLB.
