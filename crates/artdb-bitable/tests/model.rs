@@ -228,3 +228,52 @@ fn readers_share_a_table_across_threads() {
         }
     });
 }
+
+#[test]
+fn cursor_before_the_first_key_after_the_last_and_between_keys() {
+    let model: Model = [b"b", b"d", b"f"]
+        .iter()
+        .map(|k| (k.to_vec(), k.to_vec()))
+        .collect();
+    let (_dir, path) = build(&model, Options::default());
+    let table = Table::open(&path).expect("open");
+    let mut cursor = table.cursor();
+    // Before the first key.
+    assert!(cursor.seek_lower_bound(b"a").expect("seek"));
+    assert_eq!(cursor.key(), Some(&b"b"[..]));
+    assert!(
+        !cursor.prev().expect("prev"),
+        "nothing before the first key"
+    );
+    assert_eq!(cursor.key(), None);
+    assert!(
+        cursor.next().expect("next"),
+        "from unpositioned, next goes to the first key"
+    );
+    assert_eq!(cursor.key(), Some(&b"b"[..]));
+    // After the last key.
+    assert!(!cursor.seek_upper_bound(b"f").expect("seek"));
+    assert!(!cursor.seek_lower_bound(b"g").expect("seek"));
+    assert!(
+        cursor.prev().expect("prev"),
+        "from unpositioned, prev goes to the last key"
+    );
+    assert_eq!(cursor.key(), Some(&b"f"[..]));
+    assert!(!cursor.next().expect("next"));
+    // Between keys, both directions.
+    assert!(cursor.seek_lower_bound(b"c").expect("seek"));
+    assert_eq!(cursor.key(), Some(&b"d"[..]));
+    assert!(cursor.prev().expect("prev"));
+    assert_eq!(cursor.key(), Some(&b"b"[..]));
+    assert!(cursor.next().expect("next"));
+    assert!(cursor.next().expect("next"));
+    assert_eq!(cursor.key(), Some(&b"f"[..]));
+    assert!(cursor.seek_upper_bound(b"d").expect("seek"));
+    assert_eq!(cursor.key(), Some(&b"f"[..]));
+    assert!(
+        !cursor.seek(b"c").expect("seek"),
+        "exact seek of an absent key"
+    );
+    assert!(cursor.seek(b"d").expect("seek"));
+    assert_eq!(cursor.value(), Some(&b"d"[..]));
+}
