@@ -571,7 +571,8 @@ struct Plan {
     n: u64,
     reps: usize,
     root: PathBuf,
-    input: Mmap,
+    /// The sorted input, unmapped once every structure is built.
+    input: Option<Mmap>,
     probes: Vec<([u8; KEY_LEN], u64)>,
     scan_starts: Vec<[u8; KEY_LEN]>,
     merge: String,
@@ -603,99 +604,196 @@ fn point_pass<S: Structure>(
     Ok(probes.len() as f64 / start.elapsed().as_secs_f64())
 }
 
-fn run_structure<S: Structure>(plan: &Plan, rows: &mut Vec<Row>) -> Result<(), BoxError> {
-    let mut push = |op, unit, value| {
-        rows.push(Row {
-            structure: S::NAME,
+/// Collects the rows of one structure.
+struct Recorder<'a> {
+    rows: &'a mut Vec<Row>,
+    structure: &'static str,
+}
+
+impl Recorder<'_> {
+    fn push(&mut self, op: &'static str, unit: &'static str, value: f64) {
+        self.rows.push(Row {
+            structure: self.structure,
             op,
             unit,
             value,
-        })
+        });
+    }
+}
+
+/// A built and opened structure, read through one virtual call per pass (the loops inside are
+/// monomorphized), so that warm passes of all structures can alternate.
+trait Opened {
+    fn name(&self) -> &'static str;
+    fn point_pass(&self, probes: &[([u8; KEY_LEN], u64)]) -> Result<f64, BoxError>;
+    fn scan_pass(&self, starts: &[[u8; KEY_LEN]]) -> f64;
+    fn sizes(&self) -> Vec<(&'static str, u64)>;
+    fn close(self: Box<Self>) -> Result<(), BoxError>;
+}
+
+struct OpenedStructure<S: Structure> {
+    structure: S,
+    base: PathBuf,
+    dir: PathBuf,
+}
+
+impl<S: Structure> Opened for OpenedStructure<S> {
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn point_pass(&self, probes: &[([u8; KEY_LEN], u64)]) -> Result<f64, BoxError> {
+        point_pass(&self.structure, probes)
+    }
+
+    fn scan_pass(&self, starts: &[[u8; KEY_LEN]]) -> f64 {
+        let start = Instant::now();
+        let mut sum = 0u64;
+        for key in starts {
+            sum = sum.wrapping_add(self.structure.scan(key, 100));
+        }
+        black_box(sum);
+        starts.len() as f64 / start.elapsed().as_secs_f64()
+    }
+
+    fn sizes(&self) -> Vec<(&'static str, u64)> {
+        self.structure.sizes(&self.dir)
+    }
+
+    fn close(self: Box<Self>) -> Result<(), BoxError> {
+        let OpenedStructure {
+            structure, base, ..
+        } = *self;
+        structure.close();
+        fs::remove_dir_all(&base)?;
+        Ok(())
+    }
+}
+
+/// Builds (timed), merges (timed), then evicts, opens and runs the cold pass.
+fn prepare<S: Structure + 'static>(
+    plan: &Plan,
+    rows: &mut Vec<Row>,
+) -> Result<Box<dyn Opened>, BoxError> {
+    let mut recorder = Recorder {
+        rows,
+        structure: S::NAME,
     };
     let base = plan.root.join(S::NAME);
-    if S::DURABLE_IS_SYNC {
-        let dir = fresh_dir(&base.join("build_nondurable"))?;
-        let start = Instant::now();
-        S::build(&plan.input, &dir, false)?;
-        let written = start.elapsed().as_secs_f64();
-        for file in S::files(&dir) {
-            File::open(&file)?.sync_all()?;
-        }
-        sync_directory(&dir)?;
-        let synced = start.elapsed().as_secs_f64();
-        eprintln!("  {:8} build_nondurable {written:8.3} s, build_durable (same build + fsync) {synced:8.3} s", S::NAME);
-        push("build_nondurable", "seconds", written);
-        push("build_durable", "seconds", synced);
+    let dir = build_phase::<S>(plan, &base, &mut recorder)?;
+    if S::MERGES && plan.merge.split(',').any(|name| name.trim() == S::NAME) {
+        merge_phase::<S>(plan, &base, &mut recorder)?;
     }
-    for (op, durable) in [("build_nondurable", false), ("build_durable", true)] {
-        if S::DURABLE_IS_SYNC {
-            break;
-        }
-        let dir = fresh_dir(&base.join(op))?;
-        let start = Instant::now();
-        S::build(&plan.input, &dir, durable)?;
-        let seconds = start.elapsed().as_secs_f64();
-        eprintln!("  {:8} {op:17} {seconds:8.3} s", S::NAME);
-        push(op, "seconds", seconds);
-        if durable {
-            fs::remove_dir_all(&dir)?;
-        }
-    }
-    let dir = base.join("build_nondurable");
     let resident = evict(&S::files(&dir))?;
     let structure = S::open(&dir)?;
     let cold = point_pass(&structure, &plan.probes)?;
     if std::env::var_os("W3_SMAPS").is_some() {
         let smaps = fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-        eprintln!(
-            "{}",
-            smaps
-                .lines()
-                .filter(|l| l.contains("Pmd"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
+        let huge: Vec<_> = smaps.lines().filter(|l| l.contains("Pmd")).collect();
+        eprintln!("  {:8} {}", S::NAME, huge.join("; "));
     }
     eprintln!(
         "  {:8} point_cold  {cold:12.0} q/s ({:.1}% of pages resident after eviction)",
         S::NAME,
         resident * 100.0
     );
-    push("point_cold", "qps", cold);
-    let warm = (0..plan.reps)
-        .map(|_| point_pass(&structure, &plan.probes))
-        .collect::<Result<Vec<_>, _>>()?;
-    let warm = median(warm);
-    eprintln!("  {:8} point_warm  {warm:12.0} q/s", S::NAME);
-    push("point_warm", "qps", warm);
-    let mut scans = Vec::new();
+    recorder.push("point_cold", "qps", cold);
+    Ok(Box::new(OpenedStructure {
+        structure,
+        base,
+        dir,
+    }))
+}
+
+/// Warm lookups and scans, the structures alternating pass by pass (so load drift on a shared
+/// machine hits all alike); medians; sizes; then closes everything.
+fn warm_phase(
+    plan: &Plan,
+    opened: Vec<Box<dyn Opened>>,
+    rows: &mut Vec<Row>,
+) -> Result<(), BoxError> {
+    let mut warm = vec![Vec::new(); opened.len()];
+    let mut scans = vec![Vec::new(); opened.len()];
     for _ in 0..plan.reps {
-        let start = Instant::now();
-        let mut sum = 0u64;
-        for key in &plan.scan_starts {
-            sum = sum.wrapping_add(structure.scan(key, 100));
+        for (index, structure) in opened.iter().enumerate() {
+            warm[index].push(structure.point_pass(&plan.probes)?);
         }
-        black_box(sum);
-        scans.push(plan.scan_starts.len() as f64 / start.elapsed().as_secs_f64());
     }
-    let scan = median(scans);
-    eprintln!("  {:8} scan100     {scan:12.0} scans/s", S::NAME);
-    push("scan100", "qps", scan);
-    for (op, bytes) in structure.sizes(&dir) {
-        push(op, "bytes", bytes as f64);
+    for _ in 0..plan.reps {
+        for (index, structure) in opened.iter().enumerate() {
+            scans[index].push(structure.scan_pass(&plan.scan_starts));
+        }
     }
-    structure.close();
-    fs::remove_dir_all(&dir)?;
-    if !S::MERGES || !plan.merge.split(',').any(|name| name.trim() == S::NAME) {
-        fs::remove_dir_all(&base)?;
-        return Ok(());
+    for (index, structure) in opened.into_iter().enumerate() {
+        let name = structure.name();
+        let (warm, scan) = (median(warm[index].clone()), median(scans[index].clone()));
+        eprintln!("  {name:8} point_warm  {warm:12.0} q/s, scan100 {scan:10.0} scans/s");
+        let mut recorder = Recorder {
+            rows,
+            structure: name,
+        };
+        recorder.push("point_warm", "qps", warm);
+        recorder.push("scan100", "qps", scan);
+        for (op, bytes) in structure.sizes() {
+            recorder.push(op, "bytes", bytes as f64);
+        }
+        structure.close()?;
     }
-    let (a, b, out) = (
-        base.join("merge_a"),
-        base.join("merge_b"),
-        base.join("merge_out"),
-    );
-    let (a, b, out) = (fresh_dir(&a)?, fresh_dir(&b)?, fresh_dir(&out)?);
+    Ok(())
+}
+
+/// Times the builds; returns the directory of the non-durable build, kept for the reads.
+fn build_phase<S: Structure>(
+    plan: &Plan,
+    base: &Path,
+    recorder: &mut Recorder<'_>,
+) -> Result<PathBuf, BoxError> {
+    let kept = fresh_dir(&base.join("build_nondurable"))?;
+    if S::DURABLE_IS_SYNC {
+        let start = Instant::now();
+        S::build(plan.input.as_deref().unwrap_or(&[]), &kept, false)?;
+        let written = start.elapsed().as_secs_f64();
+        for file in S::files(&kept) {
+            File::open(&file)?.sync_all()?;
+        }
+        sync_directory(&kept)?;
+        let synced = start.elapsed().as_secs_f64();
+        eprintln!(
+            "  {:8} build_nondurable {written:8.3} s, build_durable (same build + fsync) \
+             {synced:8.3} s",
+            S::NAME
+        );
+        recorder.push("build_nondurable", "seconds", written);
+        recorder.push("build_durable", "seconds", synced);
+        return Ok(kept);
+    }
+    for (op, durable) in [("build_nondurable", false), ("build_durable", true)] {
+        let dir = if durable {
+            fresh_dir(&base.join(op))?
+        } else {
+            kept.clone()
+        };
+        let start = Instant::now();
+        S::build(plan.input.as_deref().unwrap_or(&[]), &dir, durable)?;
+        let seconds = start.elapsed().as_secs_f64();
+        eprintln!("  {:8} {op:17} {seconds:8.3} s", S::NAME);
+        recorder.push(op, "seconds", seconds);
+        if durable {
+            fs::remove_dir_all(&dir)?;
+        }
+    }
+    Ok(kept)
+}
+
+/// Builds two half tables (even and odd pairs, untimed) and times their merge.
+fn merge_phase<S: Structure>(
+    plan: &Plan,
+    base: &Path,
+    recorder: &mut Recorder<'_>,
+) -> Result<(), BoxError> {
+    let a = fresh_dir(&base.join("merge_a"))?;
+    let b = fresh_dir(&base.join("merge_b"))?;
+    let out = fresh_dir(&base.join("merge_out"))?;
     for (dir, parity) in [(&a, 0u64), (&b, 1u64)] {
         let half = plan.root.join("half.bin");
         write_input(&half, plan.n, |index| index % 2 == parity)?;
@@ -703,20 +801,20 @@ fn run_structure<S: Structure>(plan: &Plan, rows: &mut Vec<Row>) -> Result<(), B
         fs::remove_file(&half)?;
     }
     let start = Instant::now();
-    if let Some(result) = S::merge(&a, &b, &out) {
-        result?;
-        let seconds = start.elapsed().as_secs_f64();
-        eprintln!("  {:8} merge       {seconds:8.3} s", S::NAME);
-        push("merge", "seconds", seconds);
-        let merged = S::open(&out)?;
-        for (key, expected) in plan.probes.iter().take(10_000) {
-            if merged.get(key) != Some(*expected) {
-                return Err(format!("{}: the merged table lost a key", S::NAME).into());
-            }
+    let Some(result) = S::merge(&a, &b, &out) else {
+        return Ok(());
+    };
+    result?;
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!("  {:8} merge       {seconds:8.3} s", S::NAME);
+    recorder.push("merge", "seconds", seconds);
+    let merged = S::open(&out)?;
+    for (key, expected) in plan.probes.iter().take(10_000) {
+        if merged.get(key) != Some(*expected) {
+            return Err(format!("{}: the merged table lost a key", S::NAME).into());
         }
-        merged.close();
     }
-    fs::remove_dir_all(&base)?;
+    merged.close();
     Ok(())
 }
 
@@ -746,30 +844,36 @@ pub fn run(args: Args) -> Result<(), BoxError> {
     let scan_starts = (0..(n / 100).clamp(1, 100_000))
         .map(|_| key_of(rng.gen_range(0..n), n))
         .collect();
-    let plan = Plan {
+    let mut plan = Plan {
         n,
         reps: args.reps.max(1),
         root: root.clone(),
-        input,
+        input: Some(input),
         probes,
         scan_starts,
         merge: args.merge,
     };
     let mut rows = Vec::new();
+    let mut opened = Vec::new();
     for name in args.only.split(',').map(str::trim) {
         eprintln!("w3: {name}");
-        match name {
-            "bitable" => run_structure::<Bitable>(&plan, &mut rows)?,
-            "fst" => run_structure::<FstMap>(&plan, &mut rows)?,
-            "lmdb" => run_structure::<Lmdb>(&plan, &mut rows)?,
-            "array" => run_structure::<SortedArray>(&plan, &mut rows)?,
+        opened.push(match name {
+            "bitable" => prepare::<Bitable>(&plan, &mut rows)?,
+            "fst" => prepare::<FstMap>(&plan, &mut rows)?,
+            "lmdb" => prepare::<Lmdb>(&plan, &mut rows)?,
+            "array" => prepare::<SortedArray>(&plan, &mut rows)?,
             other => {
                 return Err(
                     format!("unknown structure `{other}` (bitable, fst, lmdb, array)").into(),
                 )
             }
-        }
+        });
     }
+    // The input is no longer needed: drop it from the page cache to leave room for the tables.
+    plan.input = None;
+    let _ = evict(std::slice::from_ref(&input_path));
+    eprintln!("w3: warm passes, alternating structures");
+    warm_phase(&plan, opened, &mut rows)?;
     drop(plan);
     fs::remove_dir_all(&root)?;
     print_table(n, &rows);
