@@ -1,6 +1,6 @@
 //! The builder: appends pairs in strictly increasing key order and writes a table file.
 //!
-//! States: `Building` (appending) → `finish` → done; an I/O error moves it to `Failed`, where every
+//! States: `Building` (appending) -> `finish` -> done; an I/O error moves it to `Failed`, where every
 //! call returns `Error::BuilderFailed`. An out-of-order or duplicate key, or a key too large, is
 //! rejected before anything changes, so the table so far is unharmed and the build may go on.
 //!
@@ -9,7 +9,7 @@
 //! go to their own unlinked temporary file in the output's directory. `finish` appends the branch
 //! levels (bottom up) and the large-value area to the output, then writes the header at page 0.
 //! Memory: one pending page per level plus a fixed write buffer per level (256 pages for the
-//! leaves, 16 for a branch level) — independent of the table's size. Branch levels are about
+//! leaves, 16 for a branch level) - independent of the table's size. Branch levels are about
 //! 1/100 of the leaves for short keys, so the final copy (`copy_file_range` on Linux) is cheap.
 //!
 //! Durability protocol (`finish(Durability::Durable)`), argued in `docs/bitable-format.md`:

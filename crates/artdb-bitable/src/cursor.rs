@@ -1,8 +1,8 @@
 //! Cursors and iterators over a table.
 //!
 //! A cursor is either positioned on a pair or unpositioned (before the first / after the last /
-//! after a failed seek). Seeks: `seek_lower_bound(k)` → first key `>= k`; `seek_upper_bound(k)` →
-//! first key `> k` (C++ `upper_bound`); `seek(k)` → exactly `k`. Then `next`/`prev` move one pair,
+//! after a failed seek). Seeks: `seek_lower_bound(k)` -> first key `>= k`; `seek_upper_bound(k)` ->
+//! first key `> k` (C++ `upper_bound`); `seek(k)` -> exactly `k`. Then `next`/`prev` move one pair,
 //! crossing leaf pages through their contiguous level-relative indexes (no sibling pointers are
 //! needed because the leaves of a table are contiguous).
 //!

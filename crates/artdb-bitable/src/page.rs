@@ -13,7 +13,7 @@
 //! Invariant: `PageRef` methods index only inside the page, and they are called only on a page
 //! that `validate` accepted; validation is what makes the indexing infallible. Keys must be
 //! strictly increasing within a page; `validate` does not re-check that on first use (it costs more
-//! than the checksum) — `Table::verify` does. A page that passes its CRC32C but was crafted with
+//! than the checksum) - `Table::verify` does. A page that passes its CRC32C but was crafted with
 //! unordered keys yields wrong search results, never a panic or an out-of-bounds access.
 
 use crate::error::{corrupt, CorruptionKind, Result};

@@ -4,7 +4,7 @@
 //! is mapped, and then the `&[u8]` the map hands out would change under Rust's feet. bitable files
 //! are written once under a temporary name and renamed into place, never modified in place; the
 //! contract of the format (stated on `Table::open`) is that nobody writes a table file that is
-//! open. Everything else — damage at rest, truncation before open — is caught by checksums and the
+//! open. Everything else - damage at rest, truncation before open - is caught by checksums and the
 //! header's length check.
 //!
 //! A prefetch never faults and never reads memory architecturally, so any address is sound; it
