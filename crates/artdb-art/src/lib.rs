@@ -40,6 +40,7 @@ mod pack_write;
 mod persist;
 mod raw;
 mod read;
+mod read_fast;
 mod rollback;
 mod snapshot_read;
 mod tree;

@@ -10,6 +10,7 @@
 
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_LEAF, KIND_PACK};
 use crate::persist::NodeSource;
+use crate::read_fast::{self, Fast};
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
 
@@ -189,8 +190,12 @@ impl<'a> View<'a> {
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
         check_key(key)?;
-        let mut slot = self.root;
-        let mut depth = 0usize;
+        // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its heap
+        // images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
+        let (mut slot, mut depth) = match unsafe { read_fast::get(self.root, key) } {
+            Fast::Done(value) => return Ok(value),
+            Fast::Slow(slot, depth) => (slot, depth),
+        };
         let mut parent = None;
         loop {
             match self.resolver.resolve(word::load(slot), depth, parent)? {
@@ -344,7 +349,7 @@ enum Step<'a> {
 ///   useless prefetch;
 /// - a leaf or pack: its first four lines (a pack's header, fence and entries).
 #[inline(always)]
-fn prefetch_for(bits: u64, key: &[u8], depth: usize) {
+pub(crate) fn prefetch_for(bits: u64, key: &[u8], depth: usize) {
     match word::decode(bits) {
         Word::HeapNode(address) => {
             crate::raw::prefetch(address);

@@ -114,6 +114,11 @@ impl Header {
     pub fn prefix_len(&self) -> usize {
         u16::from_le_bytes(self.prefix_len) as usize
     }
+    /// The first `len` bytes of the inline prefix field (`len <= PREFIX_INLINE_LEN_MAX`).
+    #[inline]
+    pub fn prefix_inline(&self, len: usize) -> &[u8] {
+        &self.prefix[..len.min(PREFIX_INLINE_LEN_MAX)]
+    }
     #[inline]
     pub fn depth(&self) -> usize {
         u16::from_le_bytes(self.depth) as usize
