@@ -3,10 +3,11 @@
 //!
 //! Changes go straight into each table's tree (copy-on-write, so readers are unaffected) and
 //! become visible to new readers at `commit`. Dropping the batch without committing aborts it:
-//! - a table that had no changes since the last checkpoint is reopened at its persisted root
-//!   (O(1), nothing logged);
-//! - a table with earlier un-checkpointed changes is restored from an undo log of the inverse
-//!   operations, kept only for such tables;
+//! - a table is rolled back to its published snapshot (`Tree::rollback_to`, O(1) plus freeing
+//!   what the batch built), which is the newest snapshot of its tree: every commit, checkpoint
+//!   and open publishes one, and nothing else takes any;
+//! - should a table have no published snapshot, it is restored from an undo log of inverse
+//!   operations (a fallback that no current path needs);
 //! - tables created in the batch are removed, tables dropped in it come back.
 //!
 //! Durability today: there is no write-ahead log yet, so a commit is durable only at the next
@@ -16,15 +17,17 @@
 
 use super::{check_table_name, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
-use artdb_art::{ChildWord, Tree};
+use artdb_art::{ChildWord, Snapshot, Tree};
 use parking_lot::MutexGuard;
 use std::collections::BTreeMap;
 
 enum Touch {
-    /// Restore by reopening the persisted root.
-    Reopen,
+    /// Restore by rolling the tree back to this (its newest) snapshot.
+    Rollback(Snapshot),
     /// Restore by undoing the logged operations.
     Undo,
+    /// Created in this batch: removed on abort, nothing to restore.
+    Created,
 }
 
 struct Undo {
@@ -67,22 +70,22 @@ impl<'db> WriteTxn<'db> {
                 name: table.to_string(),
             })?;
         // Looked up before inserting, so a batch of many writes allocates no name per write.
-        let log_undo = match self.touched.get(table) {
+        let log = match self.touched.get(table) {
             Some(touch) => matches!(touch, Touch::Undo),
             None => {
-                let touch = if entry.dirty {
-                    Touch::Undo
+                let touch = if self.created.iter().any(|name| name == table) {
+                    Touch::Created
                 } else {
-                    Touch::Reopen
+                    match self.shared.published.read().tables.get(table) {
+                        Some(snapshot) => Touch::Rollback(snapshot.clone()),
+                        None => Touch::Undo,
+                    }
                 };
-                let log_undo = matches!(touch, Touch::Undo);
+                let log = matches!(touch, Touch::Undo);
                 self.touched.insert(table.to_string(), touch);
-                log_undo
+                log
             }
         };
-        // A table created in this batch simply vanishes on abort: nothing to log.
-        let created = self.created.iter().any(|name| name == table);
-        let log = log_undo && !created;
         Ok((&mut entry.tree, log))
     }
 
@@ -163,7 +166,9 @@ impl<'db> WriteTxn<'db> {
             .tables
             .insert(name.to_string(), TableState::empty());
         self.created.push(name.to_string());
-        self.touched.entry(name.to_string()).or_insert(Touch::Undo);
+        self.touched
+            .entry(name.to_string())
+            .or_insert(Touch::Created);
         Ok(())
     }
 
@@ -220,7 +225,6 @@ impl<'db> WriteTxn<'db> {
     }
 
     fn abort(&mut self) -> Result<()> {
-        let source = self.shared.tree_source();
         let state = &mut *self.state;
         for name in std::mem::take(&mut self.created) {
             state.tables.remove(&name);
@@ -238,9 +242,8 @@ impl<'db> WriteTxn<'db> {
             };
         }
         for (name, touch) in std::mem::take(&mut self.touched) {
-            if let (Touch::Reopen, Some(table)) = (touch, state.tables.get_mut(&name)) {
-                table.tree = Tree::open(table.persisted_root, table.persisted_len, source.clone())
-                    .map_err(from_tree)?;
+            if let (Touch::Rollback(snapshot), Some(table)) = (touch, state.tables.get_mut(&name)) {
+                table.tree.rollback_to(&snapshot).map_err(from_tree)?;
             }
         }
         Ok(())
