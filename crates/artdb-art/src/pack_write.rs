@@ -22,8 +22,8 @@ fn suffix_of(pack: &PackRef<'_>, index: usize, out: &mut Vec<u8>) {
 
 /// What an attempted pack insert did.
 pub(crate) enum PackInsert {
-    /// Replaced the value of an existing key (old value).
-    Replaced(Vec<u8>),
+    /// Replaced the value of an existing key (the old value, when asked for).
+    Replaced(Option<Vec<u8>>),
     /// Inserted a new key.
     Inserted,
     /// The pack cannot take the key: it was burst into an inner node; retry the insert.
@@ -39,13 +39,14 @@ impl Writer {
         pack: &PackRef<'_>,
         rest: &[u8],
         value: &[u8],
+        want_old: bool,
     ) -> PackInsert {
         let bits = word::load(slot);
         let same_value_width = value.len() == pack.value_width;
         if let Some(suffix) = rest.strip_prefix(pack.prefix) {
             if let Some(index) = pack.find(suffix) {
                 if same_value_width {
-                    let old = pack.entry(index).2.to_vec();
+                    let old = want_old.then(|| pack.entry(index).2.to_vec());
                     if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                         writable.set_value(index, value);
                     } else {

@@ -146,6 +146,18 @@ impl Tree {
         writer.upsert(root, key, value)
     }
 
+    /// Sets `key` to `value` (insert or replace) without returning the old value, so a
+    /// replacement allocates nothing for it; `true` if a value was replaced.
+    pub fn set(&mut self, key: &[u8], value: &[u8]) -> Result<bool, Error> {
+        check_key(key)?;
+        check_value(value)?;
+        let (root, writer) = self.parts_mut();
+        Ok(matches!(
+            writer.upsert_with(root, key, value, false)?,
+            Upsert::Replaced(_)
+        ))
+    }
+
     /// Inserts `key` only if absent; `true` if it was inserted.
     pub fn insert_if_absent(&mut self, key: &[u8], value: &[u8]) -> Result<bool, Error> {
         check_value(value)?;
@@ -273,6 +285,21 @@ impl Tree {
     }
 }
 
+/// What an upsert did.
+pub(crate) enum Upsert {
+    /// The key was new.
+    Inserted,
+    /// The key was present; its old value when it was asked for.
+    Replaced(Option<Vec<u8>>),
+}
+
+/// The key suffix and value held by a value word (inline value or leaf), borrowed.
+#[derive(Clone, Copy)]
+struct ValueWord<'v> {
+    suffix: &'v [u8],
+    value: &'v [u8],
+}
+
 /// Rejects values over the limit.
 pub(crate) fn check_value(value: &[u8]) -> Result<(), Error> {
     if value.len() > VALUE_LEN_MAX {
@@ -362,13 +389,28 @@ impl Writer {
         self.dirty = true;
     }
 
-    /// Insert or replace.
+    /// Insert or replace; returns the old value.
     pub fn upsert(
         &mut self,
         root: &mut [u8; 8],
         key: &[u8],
         value: &[u8],
     ) -> Result<Option<Vec<u8>>, Error> {
+        Ok(match self.upsert_with(root, key, value, true)? {
+            Upsert::Inserted => None,
+            Upsert::Replaced(old) => old,
+        })
+    }
+
+    /// Insert or replace; copies the old value out only if `want_old` (so `Tree::set`
+    /// allocates nothing for a replacement beyond what the new value needs).
+    pub fn upsert_with(
+        &mut self,
+        root: &mut [u8; 8],
+        key: &[u8],
+        value: &[u8],
+        want_old: bool,
+    ) -> Result<Upsert, Error> {
         let source = self.source.clone();
         let resolver = Resolver {
             source: source.as_deref(),
@@ -381,26 +423,36 @@ impl Writer {
                 Entry::Empty => {
                     *slot = value_word(&key[depth..], value).to_le_bytes();
                     self.added();
-                    return Ok(None);
+                    return Ok(Upsert::Inserted);
                 }
                 Entry::Inline(len) => {
-                    let old = word::inline_value(slot, len).to_vec();
-                    return Ok(self.replace_or_split(slot, depth, &[], &old, key, value));
+                    let mut old = [0u8; INLINE_VALUE_LEN_MAX];
+                    let len = len.min(INLINE_VALUE_LEN_MAX);
+                    old[..len].copy_from_slice(word::inline_value(slot, len));
+                    let old = ValueWord {
+                        suffix: &[],
+                        value: &old[..len],
+                    };
+                    return Ok(self.replace_or_split(slot, depth, old, key, value, want_old));
                 }
                 Entry::Leaf(leaf) => {
-                    let old = leaf.value.to_vec();
-                    let suffix = leaf.suffix.to_vec();
-                    return Ok(self.replace_or_split(slot, depth, &suffix, &old, key, value));
+                    // The leaf stays live until `replace_or_split` retires it, after its last use
+                    // of these borrowed bytes.
+                    let old = ValueWord {
+                        suffix: leaf.suffix,
+                        value: leaf.value,
+                    };
+                    return Ok(self.replace_or_split(slot, depth, old, key, value, want_old));
                 }
                 Entry::Pack(pack) => {
-                    match self.pack_insert(slot, depth, &pack, &key[depth..], value) {
+                    match self.pack_insert(slot, depth, &pack, &key[depth..], value, want_old) {
                         PackInsert::Replaced(old) => {
                             self.changed();
-                            return Ok(Some(old));
+                            return Ok(Upsert::Replaced(old));
                         }
                         PackInsert::Inserted => {
                             self.added();
-                            return Ok(None);
+                            return Ok(Upsert::Inserted);
                         }
                         PackInsert::Burst => continue,
                     }
@@ -411,16 +463,20 @@ impl Writer {
             if common < inner.prefix.len() {
                 self.split_prefix(slot, depth, &inner, common, key, value);
                 self.added();
-                return Ok(None);
+                return Ok(Upsert::Inserted);
             }
             let end = depth + inner.prefix.len();
             let Some(&byte) = key.get(end) else {
-                let old = resolver
-                    .slot_value(inner.value_slot(), end, None)?
-                    .map(<[u8]>::to_vec);
+                let old = resolver.slot_value(inner.value_slot(), end, None)?;
+                let replacing = old.is_some();
+                let old = old.filter(|_| want_old).map(<[u8]>::to_vec);
                 let address = self.own(slot, &inner);
-                self.set_value_slot(address, value, old.is_some());
-                return Ok(old);
+                self.set_value_slot(address, value, replacing);
+                return Ok(if replacing {
+                    Upsert::Replaced(old)
+                } else {
+                    Upsert::Inserted
+                });
             };
             let has_child = inner.find(byte).is_some();
             let full = inner.count() >= node::capacity(inner.kind());
@@ -428,7 +484,7 @@ impl Writer {
             if has_child {
                 match inner_mut(address).into_child_slot(byte) {
                     Some(child) => slot = child,
-                    None => return Ok(None), // unreachable: the child was found above
+                    None => return Ok(Upsert::Inserted), // unreachable: the child was found above
                 }
                 depth = end + 1;
                 continue;
@@ -440,7 +496,7 @@ impl Writer {
                 inner_mut(address).add(byte, child);
             }
             self.added();
-            return Ok(None);
+            return Ok(Upsert::Inserted);
         }
     }
 
@@ -464,29 +520,36 @@ impl Writer {
 
     /// At a value word holding key `path ++ old_suffix`: replace it if the key is the same,
     /// otherwise put both under a new Node4.
+    /// `old` borrows the word's leaf (if any), which stays live until it is retired here after
+    /// the last use of `old`.
     fn replace_or_split(
         &mut self,
         slot: &mut [u8; 8],
         depth: usize,
-        old_suffix: &[u8],
-        old_value: &[u8],
+        old: ValueWord<'_>,
         key: &[u8],
         value: &[u8],
-    ) -> Option<Vec<u8>> {
+        want_old: bool,
+    ) -> Upsert {
+        let ValueWord {
+            suffix: old_suffix,
+            value: old_value,
+        } = old;
         let bits = word::load(slot);
         let suffix = &key[depth..];
         if suffix == old_suffix {
+            let old = want_old.then(|| old_value.to_vec());
             *slot = value_word(suffix, value).to_le_bytes();
             self.retire(bits);
             self.changed();
-            return Some(old_value.to_vec());
+            return Upsert::Replaced(old);
         }
         if can_pack(old_suffix, old_value, suffix, value) {
             *slot =
                 pack_of_two((old_suffix, old_value), (suffix, value), self.version).to_le_bytes();
             self.retire(bits);
             self.added();
-            return None;
+            return Upsert::Inserted;
         }
         let common = common_prefix_len(suffix, old_suffix);
         let mut entries = EntryList::new();
@@ -507,7 +570,7 @@ impl Writer {
         *slot = build_inner(KIND_NODE4, &shape, &entries).to_le_bytes();
         self.retire(bits);
         self.added();
-        None
+        Upsert::Inserted
     }
 
     /// The key diverges from `inner`'s prefix after `common` bytes: a Node4 goes above it.

@@ -32,6 +32,7 @@ fn config() -> ProptestConfig {
 enum Op {
     Insert(usize, Vec<u8>),
     InsertIfAbsent(usize, Vec<u8>),
+    Set(usize, Vec<u8>),
     Remove(usize),
     Get(usize),
     Range(Bound<usize>, Bound<usize>, Vec<bool>),
@@ -60,6 +61,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         8 => (any::<usize>(), value()).prop_map(|(k, v)| Op::Insert(k, v)),
         2 => (any::<usize>(), value()).prop_map(|(k, v)| Op::InsertIfAbsent(k, v)),
+        3 => (any::<usize>(), value()).prop_map(|(k, v)| Op::Set(k, v)),
         5 => any::<usize>().prop_map(Op::Remove),
         3 => any::<usize>().prop_map(Op::Get),
         1 => (bound(), bound(), proptest::collection::vec(any::<bool>(), 0..12))
@@ -150,6 +152,11 @@ fn apply(
                 tree.insert(key, v).unwrap(),
                 model.insert(key.to_vec(), v.clone())
             );
+        }
+        Op::Set(k, v) => {
+            let key = pick(pool, *k);
+            let replaced = model.insert(key.to_vec(), v.clone()).is_some();
+            assert_eq!(tree.set(key, v).unwrap(), replaced);
         }
         Op::InsertIfAbsent(k, v) => {
             let key = pick(pool, *k);
@@ -309,6 +316,7 @@ proptest! {
         let ops = case.1.into_iter().map(|op| match op {
             Op::Insert(k, mut v) => { v.resize(8, 1); Op::Insert(k, v) }
             Op::InsertIfAbsent(k, mut v) => { v.resize(8, 1); Op::InsertIfAbsent(k, v) }
+            Op::Set(k, mut v) => { v.resize(8, 1); Op::Set(k, v) }
             other => other,
         }).collect();
         run(case.0, ops);

@@ -198,4 +198,54 @@ fn all_memory_returned_in_any_drop_order() {
     let bad = (0u32..5000).map(|i| ((if i == 4000 { 3 } else { i }).to_be_bytes(), [1u8; 9]));
     assert!(Tree::bulk_build(bad).is_err());
     assert_eq!(live(), baseline, "bulk build");
+    set_replacing_allocates_nothing_for_the_old_value();
+}
+
+/// `Tree::set` over existing keys allocates nothing where the value is replaced in place
+/// (inline values, same-width pack entries, no snapshot alive) and only the new leaf where a
+/// single leaf is replaced, where `insert` allocates the returned old value. Called from the test above: the allocation counter is process-wide.
+fn set_replacing_allocates_nothing_for_the_old_value() {
+    let mut tree = Tree::new();
+    let short: Vec<[u8; 4]> = (0..3_000u32).map(|i| (i * 7).to_be_bytes()).collect();
+    let wide: Vec<[u8; 8]> = (0..3_000u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes())
+        .collect();
+    for key in &short {
+        assert!(!tree.set(key, b"abcdef").unwrap());
+    }
+    for key in &wide {
+        assert!(!tree.set(key, &key[..]).unwrap());
+    }
+    // Single leaves (a wide key alone under its first byte) are immutable: replacing one
+    // allocates the new leaf, nothing else.
+    let leaves = tree.stats().leaves as isize;
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    for key in &short {
+        assert!(tree.set(key, b"ghijkl").unwrap());
+    }
+    for key in &wide {
+        assert!(tree.set(key, &[7u8; 8]).unwrap());
+    }
+    let set_allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    for key in &short {
+        assert_eq!(
+            tree.insert(key, b"mnopqr").unwrap().as_deref(),
+            Some(&b"ghijkl"[..])
+        );
+    }
+    let insert_allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    assert!(
+        set_allocations <= leaves,
+        "set allocated {set_allocations} times ({leaves} single leaves)"
+    );
+    assert!(
+        insert_allocations >= short.len() as isize,
+        "{insert_allocations}"
+    );
+    for key in &wide {
+        assert_eq!(tree.get(key).unwrap(), Some(&[7u8; 8][..]));
+    }
+    assert_eq!(tree.len(), (short.len() + wide.len()) as u64);
+    assert!(tree.verify().is_ok());
 }
