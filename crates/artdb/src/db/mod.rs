@@ -348,9 +348,13 @@ impl Db {
     /// every page that holds nodes, and every table's tree (order, shapes, lengths).
     pub fn verify(&self) -> Result<VerifyReport> {
         let mut report = VerifyReport::default();
-        report
-            .problems
-            .extend(self.shared.writer.lock().store.verify_pages()?);
+        {
+            let mut state = self.shared.writer.lock();
+            report.problems.extend(state.store.verify_pages()?);
+            if !state.needs_checkpoint() {
+                report.problems.extend(state.verify_space_accounting()?);
+            }
+        }
         let published = Arc::clone(&self.shared.published.read());
         for (name, snapshot) in &published.tables {
             report.tables_checked += 1;
@@ -555,6 +559,50 @@ impl WriterState {
             }
             Some(baseline) => Ok(used > baseline + baseline / 2 + COMPACT_SLACK_PAGES),
         }
+    }
+
+    /// Right after a checkpoint (nothing changed since), the space map's node count of every
+    /// page must equal the number of persisted nodes the tables reach in it: more is a leak,
+    /// fewer a page that could be reused while still in use.
+    fn verify_space_accounting(&mut self) -> Result<Vec<Error>> {
+        let mut reached: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut problems = Vec::new();
+        for table in self.tables.values() {
+            let walk = table.tree.for_each_persisted(|offset| {
+                *reached.entry(offset / crate::store::PAGE_SIZE).or_insert(0) += 1;
+            });
+            if let Err(error) = walk {
+                problems.push(from_tree(error));
+                return Ok(problems);
+            }
+        }
+        // An unreadable space map is already among `verify_pages`'s problems.
+        let Ok(entries) = self.store.space_entries() else {
+            return Ok(problems);
+        };
+        for (page, &entry) in entries.iter().enumerate() {
+            let counted = u64::from(entry);
+            let is_node_page = entry != 0 && entry <= crate::store::NODES_PER_PAGE_MAX;
+            let expected = if is_node_page { counted } else { 0 };
+            let found = reached.remove(&(page as u64)).unwrap_or(0);
+            if found != expected {
+                problems.push(Error::Corruption {
+                    at: page as u64 * crate::store::PAGE_SIZE,
+                    kind: CorruptionKind::Invariant(format!(
+                        "page {page}: the space map counts {expected} nodes, the tables reach {found}"
+                    )),
+                });
+            }
+        }
+        for (page, found) in reached {
+            problems.push(Error::Corruption {
+                at: page * crate::store::PAGE_SIZE,
+                kind: CorruptionKind::Invariant(format!(
+                    "page {page} past the space map holds {found} reachable nodes"
+                )),
+            });
+        }
+        Ok(problems)
     }
 
     /// Every persisted node unlinked since the last checkpoint: by the tables' trees, by trees

@@ -36,7 +36,7 @@ mod writer;
 
 pub use format::{BlobRef, Header, Superblock, DATA_OFFSET, PAGE_SIZE, SUPERBLOCK_OFFSETS};
 pub use source::PageSource;
-pub use space::SpaceMap;
+pub use space::{SpaceMap, NODES_PER_PAGE_MAX};
 pub use writer::{PageWriter, TreeSink, WriteCounts};
 
 use crate::error::{CorruptionKind, Error, Result};
@@ -204,6 +204,11 @@ impl Store {
         }
         // ok: set just above when it was None.
         self.space.as_mut().ok_or(Error::Poisoned)
+    }
+
+    /// The space map's entry for every page (loads it on first use).
+    pub fn space_entries(&mut self) -> Result<Vec<u16>> {
+        Ok(self.space()?.entries().to_vec())
     }
 
     /// Pages by use (loads the space map on first use).
