@@ -52,6 +52,21 @@ pub struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// The smallest pair, copied out of a fresh cursor (the body of `first` on trees and
+    /// snapshots, written once here).
+    pub(crate) fn into_first(mut self) -> Result<Option<Pair<'a>>, Error> {
+        Ok(self
+            .seek_first()?
+            .then(|| (self.key().to_vec(), self.value())))
+    }
+
+    /// The largest pair, copied out of a fresh cursor (the body of `last`).
+    pub(crate) fn into_last(mut self) -> Result<Option<Pair<'a>>, Error> {
+        Ok(self
+            .seek_last()?
+            .then(|| (self.key().to_vec(), self.value())))
+    }
+
     pub(crate) fn new(view: View<'a>) -> Cursor<'a> {
         Cursor {
             view,

@@ -204,18 +204,12 @@ impl Tree {
 
     /// The smallest key and its value.
     pub fn first(&self) -> Result<Option<Pair<'_>>, Error> {
-        let mut cursor = self.cursor();
-        Ok(cursor
-            .seek_first()?
-            .then(|| (cursor.key().to_vec(), cursor.value())))
+        self.cursor().into_first()
     }
 
     /// The largest key and its value.
     pub fn last(&self) -> Result<Option<Pair<'_>>, Error> {
-        let mut cursor = self.cursor();
-        Ok(cursor
-            .seek_last()?
-            .then(|| (cursor.key().to_vec(), cursor.value())))
+        self.cursor().into_last()
     }
 
     /// All pairs in key order (double-ended).
