@@ -10,10 +10,11 @@
 //! the next [`Db::checkpoint`] or [`Db::close`]; a crash loses the commits since the last
 //! completed checkpoint and never part of a checkpoint.
 //!
-//! Checkpoint (one place: [`WriterState::checkpoint`]): bump the epoch, persist each changed
-//! table's heap nodes post-order through the store's page writer, commit the store (blobs, sync,
-//! superblock, sync), then switch each tree onto its persisted root and republish. A failure
-//! before the store commit leaves the trees as they were; an I/O failure poisons the store.
+//! Checkpoint (one place: [`WriterState::checkpoint`]): persist each changed table's heap nodes
+//! post-order through the store's page writer, commit the store (blobs, sync, superblock, sync),
+//! then switch each tree onto its persisted root and republish, advancing the epoch in the same
+//! step as the publish (see [`pins`] for why). A failure before the store commit leaves the trees
+//! as they were; an I/O failure poisons the store.
 
 mod catalog;
 mod pins;
@@ -32,7 +33,6 @@ use parking_lot::{Mutex, RwLock};
 use pins::Pins;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Options of [`Db::open`] and [`Db::create`].
@@ -76,6 +76,10 @@ impl TableState {
 /// What readers see.
 pub(crate) struct Published {
     tables: BTreeMap<String, Snapshot>,
+    /// The epoch of this version: the number of checkpoints published before it, plus one. A
+    /// reader pins exactly this (see [`pins`]): pages released by the checkpoint of epoch `e`
+    /// are unreachable from every version of epoch `> e`.
+    epoch: u64,
 }
 
 /// The writer's state, behind the writer lock.
@@ -99,8 +103,9 @@ pub(crate) struct Shared {
     writer: Mutex<WriterState>,
     published: RwLock<Arc<Published>>,
     pins: Arc<Pins>,
-    epoch: AtomicU64,
     source: Arc<PageSource>,
+    #[cfg(test)]
+    hook: Mutex<Option<tests::CheckpointHook>>,
 }
 
 /// What a checkpoint did.
@@ -224,6 +229,7 @@ impl Db {
                 .iter_mut()
                 .map(|(name, t)| (name.clone(), t.tree.snapshot()))
                 .collect(),
+            epoch: 1,
         };
         let source = Arc::clone(store.source());
         let state = WriterState {
@@ -239,8 +245,9 @@ impl Db {
             writer: Mutex::new(state),
             published: RwLock::new(Arc::new(published)),
             pins: Arc::new(Pins::default()),
-            epoch: AtomicU64::new(1),
             source,
+            #[cfg(test)]
+            hook: Mutex::new(None),
         };
         Db {
             shared: Arc::new(shared),
@@ -250,9 +257,7 @@ impl Db {
 
     /// A snapshot of every table as of the last commit (never blocks on writers).
     pub fn read(&self) -> ReadTxn {
-        let published = self.shared.published.read();
-        let pin = Pins::pin(&self.shared.pins, self.shared.epoch.load(Ordering::Acquire));
-        ReadTxn::new(Arc::clone(&published), pin)
+        self.shared.read()
     }
 
     /// Starts the write batch; waits while another batch or a checkpoint runs.
@@ -434,8 +439,24 @@ impl Drop for Db {
 }
 
 impl Shared {
-    /// Replaces the published snapshots of `touched` tables (and drops vanished ones).
+    /// A read transaction: the published version and a pin of *its* epoch, taken together
+    /// under the publish lock's read side (see [`pins`]). Every way of taking a snapshot of the
+    /// published state for a reader must go through here.
+    pub(crate) fn read(&self) -> ReadTxn {
+        let published = self.published.read();
+        let pin = Pins::pin(&self.pins, published.epoch);
+        ReadTxn::new(Arc::clone(&published), pin)
+    }
+
+    /// Replaces the published snapshots of `touched` tables (and drops vanished ones), keeping
+    /// the epoch.
     pub(crate) fn publish(&self, state: &mut WriterState, touched: &[String]) {
+        self.publish_with(state, touched, false);
+    }
+
+    /// As [`Shared::publish`]; `end_epoch` also starts the next epoch in the same step (only a
+    /// checkpoint whose released pages the new version no longer reaches may do that).
+    fn publish_with(&self, state: &mut WriterState, touched: &[String], end_epoch: bool) {
         let mut published = self.published.write();
         let mut tables = published.tables.clone();
         tables.retain(|name, _| state.tables.contains_key(name));
@@ -444,19 +465,51 @@ impl Shared {
                 tables.insert(name.clone(), table.tree.snapshot());
             }
         }
-        *published = Arc::new(Published { tables });
+        let epoch = published.epoch + u64::from(end_epoch);
+        *published = Arc::new(Published { tables, epoch });
+    }
+
+    /// The epoch of the published version (the one a checkpoint running now tags its released
+    /// pages with).
+    fn epoch(&self) -> u64 {
+        self.published.read().epoch
+    }
+
+    /// Calls the test hook, if any, at `step` of a checkpoint.
+    #[inline]
+    fn at_step(&self, step: CheckpointStep) {
+        #[cfg(test)]
+        {
+            let hook = self.hook.lock().clone();
+            if let Some(hook) = hook {
+                hook(self, step);
+            }
+        }
+        #[cfg(not(test))]
+        let _ = step;
     }
 
     pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
         Arc::clone(&self.source) as Arc<dyn NodeSource>
     }
+}
 
-    /// Starts a new epoch (under the publish lock, so a reader's pin and snapshot agree) and
-    /// returns the one that ended.
-    fn advance_epoch(&self) -> u64 {
-        let _published = self.published.write();
-        self.epoch.fetch_add(1, Ordering::AcqRel)
-    }
+/// The points of a checkpoint at which the test hook runs (deterministic interleavings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum CheckpointStep {
+    /// Under the writer lock, before anything.
+    Start,
+    /// Pending pages promoted, the page writer open.
+    SpaceOpened,
+    /// Every table's nodes written.
+    TablesWritten,
+    /// The new superblock durable, the trees not yet switched.
+    StoreCommitted,
+    /// The trees switched onto their persisted roots, not yet published.
+    Adopted,
+    /// Published.
+    Published,
 }
 
 impl WriterState {
@@ -469,13 +522,17 @@ impl WriterState {
     /// The checkpoint (see the module docs).
     fn checkpoint(&mut self, shared: &Shared, force_compact: bool) -> Result<CheckpointStats> {
         self.store.check_writable()?;
-        let epoch = shared.advance_epoch();
+        shared.at_step(CheckpointStep::Start);
+        // The epoch of the published version. Only checkpoints end an epoch, and they hold the
+        // writer lock, so it stays the same until this checkpoint publishes.
+        let epoch = shared.epoch();
         let pinned_epoch_min = shared.pins.min();
         let compact = self.should_compact()? || force_compact;
         let mut roots: Vec<(String, ChildWord, u64)> = Vec::new();
         let mut compacted_released: Vec<u64> = Vec::new();
         let counts = {
             let mut writer = self.store.begin_checkpoint(pinned_epoch_min)?;
+            shared.at_step(CheckpointStep::SpaceOpened);
             let mut failure = None;
             for (name, table) in self.tables.iter() {
                 let rewrite = compact && !table.tree.is_empty();
@@ -514,10 +571,12 @@ impl WriterState {
                 None => writer.finish().map_err(|error| self.fail(error))?,
             }
         };
+        shared.at_step(CheckpointStep::TablesWritten);
         let catalog_bytes = self.catalog_with(&roots);
         let mut released = self.take_released();
         released.extend(compacted_released);
         let superblock = self.store.commit(&catalog_bytes, released, epoch)?;
+        shared.at_step(CheckpointStep::StoreCommitted);
         if compact {
             self.compact_baseline_pages = Some(self.store.usage()?.used_pages());
         }
@@ -525,10 +584,14 @@ impl WriterState {
         let mut touched = Vec::new();
         for (name, root, len) in &roots {
             if let Some(table) = self.tables.get_mut(name) {
-                table
-                    .tree
-                    .adopt_persisted(*root, *len, Arc::clone(&source))
-                    .map_err(from_tree)?;
+                let adopted = table.tree.adopt_persisted(*root, *len, Arc::clone(&source));
+                if let Err(error) = adopted {
+                    // The released pages are pending with `epoch` but the published version
+                    // may still reach them: refuse every later checkpoint (which could reuse
+                    // them) until the database is reopened.
+                    self.store.poison();
+                    return Err(from_tree(error));
+                }
                 table.persisted_root = *root;
                 table.persisted_len = *len;
                 table.dirty = false;
@@ -536,7 +599,13 @@ impl WriterState {
             }
         }
         self.catalog_dirty = false;
-        shared.publish(self, &touched);
+        shared.at_step(CheckpointStep::Adopted);
+        // Ends the epoch in the same step as the publish: a reader that pinned `epoch` may hold
+        // the version from before this checkpoint (which reaches the pages released above, tagged
+        // `epoch`); every reader of a later epoch holds this version or a later one, which does
+        // not. The pages become reusable once no pin `<= epoch` is live (space.rs).
+        shared.publish_with(self, &touched, true);
+        shared.at_step(CheckpointStep::Published);
         Ok(checkpoint_stats(
             superblock.generation,
             counts,
@@ -678,3 +747,6 @@ fn checkpoint_stats(
         tables_written: tables_written as u64,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,10 +1,22 @@
 //! pins: which checkpoint epochs live readers may still read from.
 //!
-//! A read transaction pins the epoch current when it took its snapshot. A checkpoint running at
-//! epoch `e` releases the pages of nodes that versions before it referenced; those pages may be
-//! reused only when every live pin is `> e` (docs/recovery.md#space-reuse). The pin and the
-//! snapshot are taken under the same lock as the checkpoint's epoch increment, so a reader can
-//! never hold a version older than its pin says.
+//! Epochs count checkpoints: every published version carries the epoch it belongs to, and the
+//! checkpoint of epoch `e` publishes the first version of epoch `e + 1` (commits keep the epoch).
+//! A read transaction pins the epoch *of the version it holds* (`Shared::read`: the version and
+//! the pin are taken together under the read side of the publish lock, so a checkpoint cannot
+//! publish in between).
+//!
+//! Reuse rule (docs/recovery.md#space-reuse): the checkpoint of epoch `e` releases the pages of
+//! nodes that no version of epoch `> e` reaches (nodes unlinked by the commits since the previous
+//! checkpoint, and, when it compacts, every node of the old copy), tagged `e`; they may be reused
+//! only when every live pin is `> e`. A version of epoch `e` may reach them; a version of epoch
+//! `> e` was published by this checkpoint or derived from its version by later commits, which
+//! never link a released node again, so it cannot.
+//!
+//! The rule this replaced pinned the epoch *counter*, advanced at the start of a checkpoint: a
+//! reader arriving after the advance but before the publish pinned `e + 1` while holding the
+//! version of epoch `e`, and a compaction's pages (tagged `e`) were reused under it (issue 8,
+//! item 1; `db::tests::snapshots_taken_at_every_step_of_a_compacting_checkpoint_stay_intact`).
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
