@@ -385,6 +385,50 @@ impl Db {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        self.bulk_load_abandonable(table, pairs, &|| false)
+            .map(|loaded| loaded.unwrap_or(0))
+    }
+
+    /// [`Db::bulk_load`] from fallible input (a parser, a reader): the first `Err` item stops
+    /// the load, everything written so far is abandoned (the table stays empty, nothing is
+    /// published or checkpointed) and that error is returned. Engine errors come back as
+    /// `E::from(Error)`.
+    pub fn bulk_load_try<I, K, V, E>(&self, table: &str, pairs: I) -> std::result::Result<u64, E>
+    where
+        I: IntoIterator<Item = std::result::Result<(K, V), E>>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+        E: From<Error>,
+    {
+        let failure = std::cell::RefCell::new(None);
+        let pairs = pairs.into_iter().map_while(|item| match item {
+            Ok(pair) => Some(pair),
+            Err(error) => {
+                *failure.borrow_mut() = Some(error);
+                None
+            }
+        });
+        let loaded = self.bulk_load_abandonable(table, pairs, &|| failure.borrow().is_some());
+        match (failure.into_inner(), loaded) {
+            (Some(error), _) => Err(error),
+            (None, Ok(loaded)) => Ok(loaded.unwrap_or(0)),
+            (None, Err(error)) => Err(E::from(error)),
+        }
+    }
+
+    /// The bulk load; after the input ends, `input_failed()` true abandons the written pages
+    /// (returning `Ok(None)`) instead of publishing them.
+    fn bulk_load_abandonable<I, K, V>(
+        &self,
+        table: &str,
+        pairs: I,
+        input_failed: &dyn Fn() -> bool,
+    ) -> Result<Option<u64>>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
         let mut state = self.shared.writer.lock();
         state.store.check_writable()?;
         let entry = state
@@ -402,6 +446,10 @@ impl Db {
             let mut writer = state.store.begin_bulk()?;
             let mut sink = TreeSink::new(&mut writer);
             match Tree::bulk_persist(pairs, &mut sink) {
+                Ok(_) if input_failed() => {
+                    writer.abandon();
+                    return Ok(None);
+                }
                 Ok(built) => writer.finish().map(|_| built),
                 Err(error) => {
                     let error = sink.convert(error);
@@ -420,7 +468,7 @@ impl Db {
         }
         self.shared.publish(state, &[table.to_string()]);
         state.checkpoint(&self.shared, false)?;
-        Ok(len)
+        Ok(Some(len))
     }
 }
 
