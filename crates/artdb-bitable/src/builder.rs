@@ -16,7 +16,8 @@
 //! 1. write everything, header last, to `.NAME.PID-N.building` in the target directory;
 //! 2. fsync that file; 3. rename it to NAME; 4. fsync the directory.
 //!
-//! A crash before 3 leaves NAME untouched (the old table, or nothing); after 3 the name points at a
+//! A crash before 3 leaves NAME untouched (the old table, or nothing) and the temporary file,
+//! which the next build of NAME removes (`stale.rs`); after 3 the name points at a
 //! file whose bytes were all stable before the rename. `NonDurable` skips 2 and 4.
 
 use crate::error::{io, Error, Result};
@@ -180,6 +181,8 @@ impl Builder {
                 what: "the table path must name a file",
             });
         };
+        // Killed builds of the same target leave their temporary files; remove those first.
+        crate::stale::remove_stale_temp_files(&path);
         let temp_path = directory.join(format!(".{name}.{}.building", unique_suffix()));
         let mut file = io(
             "create the table's temporary file",

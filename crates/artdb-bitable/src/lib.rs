@@ -58,6 +58,7 @@ mod merge;
 mod page;
 mod pending;
 mod raw;
+mod stale;
 mod stats;
 mod table;
 mod verify;
@@ -67,6 +68,7 @@ pub use cursor::{Cursor, Range};
 pub use error::{CorruptionKind, Error, Result};
 pub use format::{key_len_max, value_inline_max, LevelInfo};
 pub use merge::{merge, MergeRule};
+pub use stale::remove_stale_temp_files;
 pub use stats::{LevelStats, Stats};
 pub use table::Table;
 
