@@ -3,13 +3,15 @@
 //! Keys and values on the command line and in TSV input are text (the bytes of the UTF-8 string)
 //! unless `--hex` is given, in which case they are hexadecimal. Output shows bytes as text with
 //! non-printable bytes escaped (`\xNN`), or as hex with `--hex`; `--json` prints one JSON document
-//! (pairs as strings in the same encoding). Exit codes: 0 success, 1 error (including a failed
-//! verify), 2 `get` of an absent key.
+//! (pairs as strings in the same encoding). Exit codes (as for the database commands): 0
+//! success, 1 error (including a failed verify), 2 bad command line, 3 `get` of an absent key.
 
+use crate::dbcommon::{Exit, EXIT_NOT_FOUND};
+use crate::outln;
 use artdb_bitable::{merge, Builder, Durability, MergeRule, Options, Table};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::ops::Bound;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 type BoxError = Box<dyn std::error::Error>;
 /// One item of a scan.
@@ -45,7 +47,7 @@ pub enum Command {
         #[command(flatten)]
         format: Format,
     },
-    /// Print the value stored under a key (exit code 2 if absent).
+    /// Print the value stored under a key (exit code 3 if absent).
     Get {
         /// The table file.
         file: PathBuf,
@@ -222,44 +224,45 @@ fn build(
             "file_bytes": summary.file_bytes,
             "levels": summary.levels.len(),
         });
-        println!("{document}");
+        outln!("{document}")?;
     } else {
-        println!(
+        outln!(
             "wrote {}: {} pairs, {} bytes, {} levels",
             out.display(),
             summary.pairs,
             summary.file_bytes,
             summary.levels.len()
-        );
+        )?;
     }
     Ok(())
 }
 
 fn get(file: PathBuf, key: &str, format: Format) -> Result<(), BoxError> {
-    let table = Table::open(&file)?;
+    let table = open_table(&file)?;
     let key = decode(key, format)?;
     match table.get(&key)? {
         Some(value) if format.json => {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"key": encode(&key, format), "value": encode(value, format)})
-            );
+            )?;
             Ok(())
         }
         Some(value) => {
-            println!("{}", encode(value, format));
+            outln!("{}", encode(value, format))?;
             Ok(())
         }
         None => {
             if format.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({"key": encode(&key, format), "value": null})
-                );
-            } else {
-                eprintln!("artdb: key not found");
+                )?;
             }
-            std::process::exit(2);
+            Err(Box::new(Exit {
+                code: EXIT_NOT_FOUND,
+                message: format!("key {} not found", encode(&key, format)),
+            }))
         }
     }
 }
@@ -272,7 +275,7 @@ fn scan(
     limit: Option<u64>,
     format: Format,
 ) -> Result<(), BoxError> {
-    let table = Table::open(&file)?;
+    let table = open_table(&file)?;
     let from = from.map(|k| decode(&k, format)).transpose()?;
     let to = to.map(|k| decode(&k, format)).transpose()?;
     let prefix = prefix.map(|k| decode(&k, format)).transpose()?;
@@ -323,7 +326,7 @@ fn merge_tables(
 ) -> Result<(), BoxError> {
     let tables = inputs
         .iter()
-        .map(|path| Table::open(path).map_err(|e| format!("{}: {e}", path.display())))
+        .map(|path| open_table(path))
         .collect::<Result<Vec<_>, _>>()?;
     let references: Vec<&Table> = tables.iter().collect();
     let page_size = tables.first().map_or(4096, |t| t.page_size());
@@ -342,40 +345,85 @@ fn merge_tables(
     merge(&references, &mut builder, rule)?;
     let summary = builder.finish(Durability::Durable)?;
     if format.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"file": out.display().to_string(), "pairs": summary.pairs, "inputs": inputs.len()})
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "merged {} tables into {}: {} pairs",
             inputs.len(),
             out.display(),
             summary.pairs
-        );
+        )?;
     }
     Ok(())
 }
 
 fn verify(file: PathBuf, format: Format) -> Result<(), BoxError> {
-    let result = Table::open(&file).and_then(|table| table.verify().map(|()| table.len()));
+    // Killed builds of this table leave `.NAME.PID-N.building` files beside it: remove them.
+    let removed = artdb_bitable::remove_stale_temp_files(&file);
+    for path in &removed {
+        eprintln!(
+            "artdb: removed {}, left by a build that was killed",
+            path.display()
+        );
+    }
+    let result = open_table(&file).and_then(|table| Ok(table.verify().map(|()| table.len())?));
     match (result, format.json) {
-        (Ok(pairs), true) => println!("{}", serde_json::json!({"ok": true, "pairs": pairs})),
-        (Ok(pairs), false) => println!("{}: ok, {pairs} pairs", file.display()),
+        (Ok(pairs), true) => outln!(
+            "{}",
+            serde_json::json!({"ok": true, "pairs": pairs, "stale_temp_files_removed": removed.len()})
+        )?,
+        (Ok(pairs), false) => outln!("{}: ok, {pairs} pairs", file.display())?,
         (Err(error), true) => {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"ok": false, "error": error.to_string()})
-            );
-            return Err(format!("{}: {error}", file.display()).into());
+            )?;
+            return Err(error);
         }
-        (Err(error), false) => return Err(format!("{}: {error}", file.display()).into()),
+        (Err(error), false) => return Err(error),
     }
     Ok(())
 }
 
+/// Opens a bitable file, saying what is wrong with the path when it cannot be one (missing, a
+/// directory, unreadable) instead of the raw system error (`mmap` on a directory says "No such
+/// device").
+fn open_table(file: &Path) -> Result<Table, BoxError> {
+    match std::fs::metadata(file) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: no such file; check the path", file.display()).into())
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(format!(
+                "{}: permission denied; check the file's and its directories' permissions",
+                file.display()
+            )
+            .into())
+        }
+        Err(error) => return Err(format!("{}: {error}", file.display()).into()),
+        Ok(metadata) if metadata.is_dir() => {
+            return Err(format!(
+                "{} is a directory, not a bitable file; name the table file inside it",
+                file.display()
+            )
+            .into())
+        }
+        Ok(_) => {}
+    }
+    Table::open(file).map_err(|error| {
+        if Table::is_corruption(&error) {
+            format!("{}: not a readable bitable file: {error}", file.display()).into()
+        } else {
+            format!("{}: {error}", file.display()).into()
+        }
+    })
+}
+
 fn stats(file: PathBuf, format: Format) -> Result<(), BoxError> {
-    let table = Table::open(&file)?;
+    let table = open_table(&file)?;
     let stats = table.stats();
     if format.json {
         let levels: Vec<_> = stats
@@ -394,30 +442,32 @@ fn stats(file: PathBuf, format: Format) -> Result<(), BoxError> {
             "large_value_count": stats.large_value_count,
             "large_value_bytes": stats.large_value_bytes, "levels": levels,
         });
-        println!("{document}");
+        outln!("{document}")?;
         return Ok(());
     }
-    println!("pairs              {}", stats.pairs);
-    println!("page size          {} bytes", stats.page_size);
-    println!("file               {} bytes", stats.file_bytes);
-    println!(
+    outln!("pairs              {}", stats.pairs)?;
+    outln!("page size          {} bytes", stats.page_size)?;
+    outln!("file               {} bytes", stats.file_bytes)?;
+    outln!(
         "keys / values      {} / {} bytes",
-        stats.key_bytes, stats.value_bytes
-    );
-    println!(
+        stats.key_bytes,
+        stats.value_bytes
+    )?;
+    outln!(
         "large values       {} ({} bytes)",
-        stats.large_value_count, stats.large_value_bytes
-    );
-    println!("level  kind    pages        bytes   fill");
+        stats.large_value_count,
+        stats.large_value_bytes
+    )?;
+    outln!("level  kind    pages        bytes   fill")?;
     for level in &stats.levels {
         let kind = if level.level == 0 { "leaf" } else { "branch" };
-        println!(
+        outln!(
             "{:>5}  {kind:<6} {:>6} {:>12} {:>5.1}%",
             level.level,
             level.pages,
             level.bytes,
             level.fill_factor * 100.0
-        );
+        )?;
     }
     Ok(())
 }

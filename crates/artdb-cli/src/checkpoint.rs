@@ -1,5 +1,6 @@
 //! `artdb checkpoint FILE`: runs a checkpoint (compacting with `--compact`) and reports it.
 
+use crate::outln;
 use artdb::{Db, Options};
 use std::path::PathBuf;
 
@@ -34,16 +35,16 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "bytes_written": stats.bytes_written,
             "file_bytes": file_bytes,
         });
-        println!("{json}");
+        outln!("{json}")?;
     } else {
-        println!(
+        outln!(
             "checkpoint {}: {} node images in {} pages, {} bytes written; file {} bytes",
             stats.generation,
             stats.images_written,
             stats.pages_written,
             stats.bytes_written,
             file_bytes
-        );
+        )?;
     }
     Ok(())
 }

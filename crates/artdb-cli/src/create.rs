@@ -1,5 +1,6 @@
 //! `artdb create FILE`: creates an empty database file.
 
+use crate::outln;
 use artdb::{Db, Options};
 use std::path::PathBuf;
 
@@ -13,6 +14,6 @@ pub struct Args {
 /// Runs `artdb create`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     Db::create(&args.file, Options::default())?.close()?;
-    println!("created {}", args.file.display());
+    outln!("created {}", args.file.display())?;
     Ok(())
 }

@@ -46,6 +46,30 @@ pub fn exit_code(error: &(dyn std::error::Error + 'static)) -> u8 {
     1
 }
 
+/// Options that never checkpoint on drop (commands that must not write unless they succeed,
+/// and commands that only read).
+#[allow(clippy::needless_update)] // Options grows fields (read-only opening, durability).
+pub fn options_no_checkpoint_on_drop() -> artdb::Options {
+    artdb::Options {
+        checkpoint_on_drop: false,
+        ..artdb::Options::default()
+    }
+}
+
+/// Whether `error` is (or wraps) a write to a closed pipe.
+pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::BrokenPipe {
+                return true;
+            }
+        }
+        current = error.source();
+    }
+    false
+}
+
 /// Parses the text form of bytes (see the module docs).
 pub fn parse_bytes(text: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let mut bytes = Vec::with_capacity(text.len());

@@ -12,6 +12,7 @@
 //! The demo owns its file: it replaces `--path` (default `artdb-demo.artdb`) if it exists and
 //! leaves it behind for `artdb stats` / `artdb scan` to look at.
 
+use crate::outln;
 use artdb::{Db, Options};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -55,11 +56,11 @@ fn order_key(region: u16, customer: u32, order: u64) -> Vec<u8> {
 pub fn run(args: Args) -> DemoResult {
     let n = args.keys;
     let mut rng = StdRng::seed_from_u64(args.seed);
-    println!(
+    outln!(
         "artdb demo: {n} orders keyed by (region u16, customer u32, order u64) -> 8-byte values, \
          in {}",
         args.path.display()
-    );
+    )?;
     if args.path.exists() {
         std::fs::remove_file(&args.path)?;
     }
@@ -69,13 +70,13 @@ pub fn run(args: Args) -> DemoResult {
         .map(|order| order_key(rng.gen_range(0..16), rng.gen_range(0..100_000), order))
         .collect();
     keys.shuffle(&mut rng);
-    step("generate keys", started.elapsed(), n);
+    step("generate keys", started.elapsed(), n)?;
 
     write_orders(&args, &keys)?;
 
     let started = Instant::now();
     let db = Db::open(&args.path, Options::default())?;
-    step("open (superblocks + map)", started.elapsed(), 1);
+    step("open (superblocks + map)", started.elapsed(), 1)?;
 
     read_orders(&db, &keys, &mut rng)?;
     change_one_percent(&db, &keys)?;
@@ -87,15 +88,15 @@ pub fn run(args: Args) -> DemoResult {
         "verify checksums + invariants",
         started.elapsed(),
         report.keys_checked,
-    );
+    )?;
     if !report.is_ok() {
         return Err(format!("verify found problems: {:?}", report.problems).into());
     }
-    println!("  verify: ok ({} tables)", report.tables_checked);
+    outln!("  verify: ok ({} tables)", report.tables_checked)?;
     print_stats(&db)?;
     let started = Instant::now();
     db.close()?;
-    step("close (checkpoint)", started.elapsed(), 1);
+    step("close (checkpoint)", started.elapsed(), 1)?;
     Ok(())
 }
 
@@ -104,7 +105,7 @@ fn write_orders(args: &Args, keys: &[Vec<u8>]) -> DemoResult {
     let n = keys.len() as u64;
     let started = Instant::now();
     let db = Db::create(&args.path, Options::default())?;
-    step("create database file", started.elapsed(), 1);
+    step("create database file", started.elapsed(), 1)?;
 
     let bar = progress(n, args.quiet);
     let started = Instant::now();
@@ -118,7 +119,7 @@ fn write_orders(args: &Args, keys: &[Vec<u8>]) -> DemoResult {
     }
     batch.commit()?;
     bar.finish_and_clear();
-    step("insert + commit (random order)", started.elapsed(), n);
+    step("insert + commit (random order)", started.elapsed(), n)?;
 
     let started = Instant::now();
     let checkpoint = db.checkpoint()?;
@@ -126,11 +127,11 @@ fn write_orders(args: &Args, keys: &[Vec<u8>]) -> DemoResult {
         "checkpoint (write + 2 fsyncs)",
         started.elapsed(),
         checkpoint.images_written,
-    );
-    println!("  checkpoint wrote {} bytes", checkpoint.bytes_written);
+    )?;
+    outln!("  checkpoint wrote {} bytes", checkpoint.bytes_written)?;
     let started = Instant::now();
     db.close()?;
-    step("close", started.elapsed(), 1);
+    step("close", started.elapsed(), 1)?;
     Ok(())
 }
 
@@ -146,7 +147,7 @@ fn read_orders(db: &Db, keys: &[Vec<u8>], rng: &mut StdRng) -> DemoResult {
             return Err("a key returned the wrong value".into());
         }
     }
-    step("get every key (checked; cold start)", started.elapsed(), n);
+    step("get every key (checked; cold start)", started.elapsed(), n)?;
 
     let started = Instant::now();
     let mut out = Vec::new();
@@ -159,7 +160,7 @@ fn read_orders(db: &Db, keys: &[Vec<u8>], rng: &mut StdRng) -> DemoResult {
     if found != n {
         return Err("get_many missed keys".into());
     }
-    step("get_many, batches of 32", started.elapsed(), n);
+    step("get_many, batches of 32", started.elapsed(), n)?;
 
     let started = Instant::now();
     let region = order_key(7, 0, 0);
@@ -168,7 +169,7 @@ fn read_orders(db: &Db, keys: &[Vec<u8>], rng: &mut StdRng) -> DemoResult {
         "prefix scan of one region",
         started.elapsed(),
         in_region as u64,
-    );
+    )?;
 
     let started = Instant::now();
     let mut cursor = orders.cursor();
@@ -184,7 +185,7 @@ fn read_orders(db: &Db, keys: &[Vec<u8>], rng: &mut StdRng) -> DemoResult {
             valid = cursor.next()?;
         }
     }
-    step("10,000 seeks + 100 next", started.elapsed(), scanned);
+    step("10,000 seeks + 100 next", started.elapsed(), scanned)?;
     Ok(())
 }
 
@@ -203,27 +204,27 @@ fn change_one_percent(db: &Db, keys: &[Vec<u8>]) -> DemoResult {
         "remove 1% behind a snapshot",
         started.elapsed(),
         changed as u64,
-    );
+    )?;
     let started = Instant::now();
     let checkpoint = db.checkpoint()?;
     step(
         "incremental checkpoint",
         started.elapsed(),
         checkpoint.images_written,
-    );
+    )?;
     let file_bytes = db.stats()?.store.file_bytes;
-    println!(
+    outln!(
         "  it wrote {} bytes: {:.1}% of the {} byte file",
         checkpoint.bytes_written,
         100.0 * checkpoint.bytes_written as f64 / file_bytes.max(1) as f64,
         file_bytes
-    );
+    )?;
     let old = before.table(ORDERS)?;
     let now_len = db.read().table(ORDERS)?.len();
-    println!(
+    outln!(
         "  the snapshot still holds {} orders; the database now {now_len}",
         old.len()
-    );
+    )?;
     if old.len() != n || now_len != n - changed as u64 || old.get(&keys[0])?.is_none() {
         return Err("snapshot isolation broken".into());
     }
@@ -239,19 +240,20 @@ fn bulk_load_customers(db: &Db) -> DemoResult {
     let started = Instant::now();
     let pairs = (0..customers).map(|id| (id.to_be_bytes(), u64::from(id).to_le_bytes()));
     let loaded = db.bulk_load(CUSTOMERS, pairs)?;
-    step("bulk load 1M sorted customers", started.elapsed(), loaded);
+    step("bulk load 1M sorted customers", started.elapsed(), loaded)?;
     Ok(())
 }
 
 fn print_stats(db: &Db) -> DemoResult {
     let stats = db.stats()?;
-    println!(
+    outln!(
         "\ndatabase: {} bytes, checkpoint generation {}",
-        stats.store.file_bytes, stats.store.generation
-    );
+        stats.store.file_bytes,
+        stats.store.generation
+    )?;
     for table in &stats.tables {
         let tree = db.table_tree_stats(&table.name)?;
-        println!(
+        outln!(
             "  table {:<10} {:>9} keys  node4 {} node16 {} node48 {} node256 {} leaves {} inline {} persisted {}",
             table.name,
             table.keys,
@@ -262,7 +264,7 @@ fn print_stats(db: &Db) -> DemoResult {
             tree.leaves,
             tree.inline_values,
             tree.persisted
-        );
+        )?;
     }
     Ok(())
 }
@@ -278,12 +280,12 @@ fn progress(total: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-fn step(what: &str, took: Duration, items: u64) {
+fn step(what: &str, took: Duration, items: u64) -> std::io::Result<()> {
     let seconds = took.as_secs_f64();
     let rate = if seconds > 0.0 {
         items as f64 / seconds / 1e6
     } else {
         0.0
     };
-    println!("  {what:<36} {items:>10} items  {seconds:>8.3} s  {rate:>7.2} M/s");
+    outln!("  {what:<36} {items:>10} items  {seconds:>8.3} s  {rate:>7.2} M/s")
 }

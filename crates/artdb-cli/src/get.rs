@@ -1,6 +1,7 @@
 //! `artdb get FILE [--table T] KEY`: prints the value of KEY (exit code 3 if absent).
 
 use crate::dbcommon::{parse_bytes, show_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
+use crate::outln;
 use artdb::{Db, Options};
 use std::path::PathBuf;
 
@@ -27,9 +28,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let value = read.get(&args.table, &key)?;
     if args.json {
         let json = serde_json::json!({ "key": args.key, "value": value.map(show_bytes) });
-        println!("{json}");
+        outln!("{json}")?;
     } else if let Some(value) = value {
-        println!("{}", show_bytes(value));
+        outln!("{}", show_bytes(value))?;
     }
     if value.is_none() {
         return Err(Box::new(Exit {

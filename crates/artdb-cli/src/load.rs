@@ -5,8 +5,9 @@
 //! progress bar; checkpoints at the end.
 
 use crate::dbcommon::{parse_bytes, show_bytes};
-use artdb::{Db, Error, Options};
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::outln;
+use artdb::{Db, Error};
+use indicatif::ProgressBar;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,7 @@ pub struct Args {
 }
 
 type Pair = (Vec<u8>, Vec<u8>);
+type BoxError = Box<dyn std::error::Error>;
 
 fn split_csv(line: &str) -> Result<Vec<String>, String> {
     let mut fields = Vec::new();
@@ -51,7 +53,7 @@ fn split_csv(line: &str) -> Result<Vec<String>, String> {
     Ok(fields)
 }
 
-fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, Box<dyn std::error::Error>> {
+fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError> {
     let fields = if csv {
         split_csv(line).map_err(|e| format!("line {number}: {e}"))?
     } else {
@@ -67,68 +69,153 @@ fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, Box<dyn std::e
     Ok((parse_bytes(&fields[0])?, parse_bytes(&fields[1])?))
 }
 
-/// Reads the pairs of `input`, advancing `progress` by bytes read; stops at the first bad line
-/// and leaves its error in `failure`.
+/// Reads the pairs of `input`, advancing `progress` by bytes read; a bad line (or a read error)
+/// is an `Err` item naming the line, after which the input ends.
 fn pairs<'a>(
     input: &Path,
     progress: &'a ProgressBar,
-    failure: &'a mut Option<Box<dyn std::error::Error>>,
-) -> Result<impl Iterator<Item = Pair> + 'a, Box<dyn std::error::Error>> {
+) -> Result<impl Iterator<Item = Result<Pair, BoxError>> + 'a, BoxError> {
     let csv = input
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("csv"));
-    let reader = BufReader::new(std::fs::File::open(input)?);
+    let mut reader = BufReader::new(
+        std::fs::File::open(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?,
+    );
     let mut number = 0u64;
-    Ok(reader.lines().map_while(move |line| {
-        number += 1;
-        let parsed = line.map_err(Into::into).and_then(|line| {
-            progress.inc(line.len() as u64 + 1);
-            parse_line(line.trim_end_matches('\r'), csv, number)
-        });
-        match parsed {
-            Ok(pair) => Some(pair),
-            Err(error) => {
-                *failure = Some(error);
-                None
-            }
+    let mut line = Vec::new();
+    let mut done = false;
+    Ok(std::iter::from_fn(move || {
+        if done {
+            return None;
         }
+        line.clear();
+        number += 1;
+        let parsed = match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return None,
+            Ok(read) => {
+                progress.inc(read as u64);
+                let text = line.strip_suffix(b"\n").unwrap_or(&line);
+                let text = text.strip_suffix(b"\r").unwrap_or(text);
+                match std::str::from_utf8(text) {
+                    Ok(text) => parse_line(text, csv, number),
+                    Err(error) => Err(format!(
+                        "line {number}: not valid UTF-8 (byte {} of the line); write bytes that \
+                         are not printable ASCII as \\xNN escapes, e.g. \\xff",
+                        error.valid_up_to() + 1
+                    )
+                    .into()),
+                }
+            }
+            Err(error) => Err(format!("line {number}: cannot read the input: {error}").into()),
+        };
+        if parsed.is_err() {
+            done = true;
+        }
+        Some(parsed)
     }))
 }
 
-fn progress_bar(input: &Path) -> Result<ProgressBar, Box<dyn std::error::Error>> {
-    let bar = ProgressBar::new(std::fs::metadata(input)?.len());
-    bar.set_style(ProgressStyle::with_template(
-        "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-    )?);
-    Ok(bar)
+fn progress_bar(input: &Path) -> Result<ProgressBar, BoxError> {
+    let len = std::fs::metadata(input)
+        .map_err(|e| format!("cannot read {}: {e}", input.display()))?
+        .len();
+    Ok(crate::progress::bytes(len))
 }
 
-/// Runs `artdb load`.
-pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = if args.file.exists() {
-        Db::open(&args.file, Options::default())?
+/// Runs `artdb load`. Atomic: on any error (bad line, unreadable input, engine error) the
+/// database is left as it was: a table this command created is dropped again, a database file
+/// it created is removed, and nothing is checkpointed.
+pub fn run(args: Args) -> Result<(), BoxError> {
+    let created_file = !args.file.exists();
+    let options = crate::dbcommon::options_no_checkpoint_on_drop();
+    let db = if created_file {
+        Db::create(&args.file, options)?
     } else {
-        Db::create(&args.file, Options::default())?
+        Db::open(&args.file, options)?
     };
-    if !db.table_names().contains(&args.table) {
-        db.create_table(&args.table)?;
+    let created_table = !db.table_names().contains(&args.table);
+    let result = (|| {
+        if created_table {
+            db.create_table(&args.table)?;
+        }
+        load(&db, &args)
+    })();
+    match result {
+        Ok(report) => {
+            db.close()?;
+            report.print(&args)?;
+            Ok(())
+        }
+        Err(error) => {
+            if created_file {
+                drop(db);
+                remove_created(&args.file);
+            } else if created_table {
+                // Undo the creation in case it was made durable on its own; `db` is then
+                // dropped without a checkpoint.
+                let _ = db.drop_table(&args.table);
+            }
+            Err(error)
+        }
     }
+}
+
+/// Removes the database file this command created (and the files beside it the engine may
+/// have made, named after it).
+fn remove_created(file: &Path) {
+    let _ = std::fs::remove_file(file);
+    for suffix in ["-wal", ".wal", "-log", ".log"] {
+        let mut name = file.as_os_str().to_owned();
+        name.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(name));
+    }
+}
+
+struct Report {
+    count: u64,
+    method: &'static str,
+    keys: u64,
+    seconds: f64,
+}
+
+impl Report {
+    fn print(&self, args: &Args) -> std::io::Result<()> {
+        if args.json {
+            let json = serde_json::json!({
+                "pairs": self.count,
+                "method": self.method,
+                "table_keys": self.keys,
+                "seconds": self.seconds,
+            });
+            outln!("{json}")
+        } else {
+            outln!(
+                "loaded {} pairs into {:?} by {} in {:.3} s; it now has {} keys",
+                self.count,
+                args.table,
+                self.method,
+                self.seconds,
+                self.keys
+            )
+        }
+    }
+}
+
+fn load(db: &Db, args: &Args) -> Result<Report, BoxError> {
     let start = std::time::Instant::now();
     let empty = db.read().table(&args.table)?.is_empty();
     let mut method = "bulk load";
     let mut loaded = None;
     if empty {
         let bar = progress_bar(&args.input)?;
-        let mut failure = None;
-        let result = db.bulk_load(&args.table, pairs(&args.input, &bar, &mut failure)?);
+        let result = db.bulk_load_try(&args.table, pairs(&args.input, &bar)?);
         bar.finish_and_clear();
-        if let Some(error) = failure {
-            return Err(error);
-        }
         match result {
             Ok(count) => loaded = Some(count),
-            Err(Error::Unsorted { .. } | Error::Duplicate { .. }) => {}
-            Err(error) => return Err(error.into()),
+            Err(error) => match error.downcast_ref::<Error>() {
+                Some(Error::Unsorted { .. } | Error::Duplicate { .. }) => {}
+                _ => return Err(error),
+            },
         }
     }
     let count = match loaded {
@@ -136,35 +223,26 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         None => {
             method = "write batch";
             let bar = progress_bar(&args.input)?;
-            let mut failure = None;
             let mut batch = db.write()?;
             let mut count = 0u64;
-            for (key, value) in pairs(&args.input, &bar, &mut failure)? {
+            for pair in pairs(&args.input, &bar)? {
+                let (key, value) = pair?;
                 batch
                     .insert(&args.table, &key, &value)
                     .map_err(|e| format!("key {}: {e}", show_bytes(&key)))?;
                 count += 1;
             }
             bar.finish_and_clear();
-            if let Some(error) = failure {
-                return Err(error);
-            }
             batch.commit()?;
             db.checkpoint()?;
             count
         }
     };
     let keys = db.read().table(&args.table)?.len();
-    db.close()?;
-    let seconds = start.elapsed().as_secs_f64();
-    if args.json {
-        let json = serde_json::json!({ "pairs": count, "method": method, "table_keys": keys, "seconds": seconds });
-        println!("{json}");
-    } else {
-        println!(
-            "loaded {count} pairs into {:?} by {method} in {seconds:.3} s; it now has {keys} keys",
-            args.table
-        );
-    }
-    Ok(())
+    Ok(Report {
+        count,
+        method,
+        keys,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }

@@ -8,12 +8,23 @@ mod del;
 mod demo;
 mod get;
 mod load;
+mod progress;
 mod put;
 mod scan;
 mod stats;
 mod verify;
 
 use clap::{Parser, Subcommand};
+
+/// `println!` that returns the write's `io::Result` instead of panicking, so a closed pipe
+/// (`artdb scan FILE | head -1`) ends the command normally (see `main`).
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)
+    }};
+}
 use std::process::ExitCode;
 
 /// Command line of `artdb`.
@@ -75,6 +86,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of standard output went away (`| head`): a normal end, as for `cat`.
+        Err(error) if dbcommon::is_broken_pipe(&*error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("artdb: {error}");
             ExitCode::from(dbcommon::exit_code(&*error))

@@ -2,6 +2,7 @@
 //! pairs (or their number) with keys in `[from, to)` and starting with the prefix, in key order.
 
 use crate::dbcommon::{parse_bytes, show_bytes, TABLE_DEFAULT};
+use crate::outln;
 use artdb::{Db, Options};
 use std::ops::Bound;
 use std::path::PathBuf;
@@ -64,17 +65,17 @@ pub fn run(args: Args, count: bool) -> Result<(), Box<dyn std::error::Error>> {
         if args.json {
             pairs.push(serde_json::json!({ "key": show_bytes(&key), "value": show_bytes(value) }));
         } else {
-            println!("{}\t{}", show_bytes(&key), show_bytes(value));
+            outln!("{}\t{}", show_bytes(&key), show_bytes(value))?;
         }
     }
     if count {
         if args.json {
-            println!("{}", serde_json::json!({ "count": seen }));
+            outln!("{}", serde_json::json!({ "count": seen }))?;
         } else {
-            println!("{seen}");
+            outln!("{seen}")?;
         }
     } else if args.json {
-        println!("{}", serde_json::Value::Array(pairs));
+        outln!("{}", serde_json::Value::Array(pairs))?;
     }
     Ok(())
 }

@@ -1,7 +1,16 @@
 //! `artdb stats FILE`: tables, keys, tree shape (node kinds, depth) and file space.
+//!
+//! The tree shape reads every node; a node it cannot read would silently drop out of the
+//! figures, so (without `--quick`) the command also runs the checks of `artdb verify` and, on
+//! any problem, prints the problems instead of figures and exits with code 4, as `verify` does.
 
-use artdb::{Db, Options};
+use crate::dbcommon::{Exit, EXIT_CORRUPT};
+use crate::outln;
+use artdb::Db;
 use std::path::PathBuf;
+
+/// Problems printed before "... and N more" (`artdb verify` lists them all).
+const PROBLEMS_SHOWN: usize = 5;
 
 /// Options of `artdb stats`.
 #[derive(clap::Args)]
@@ -11,14 +20,14 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-    /// Skip the tree shape (which reads every node).
+    /// Skip the tree shape and the checks (which read every node).
     #[arg(long)]
     quick: bool,
 }
 
 /// Runs `artdb stats`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Db::open(&args.file, Options::default())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
     let stats = db.stats()?;
     let mut tables = Vec::new();
     for table in &stats.tables {
@@ -28,6 +37,51 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             Some(db.table_tree_stats(&table.name)?)
         };
         tables.push((table, shape));
+    }
+    if !args.quick {
+        let mut problems: Vec<String> = db
+            .verify()?
+            .problems
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        for (table, shape) in &tables {
+            if let Some(shape) = shape {
+                if shape.keys != table.keys {
+                    problems.push(format!(
+                        "table {:?}: {} keys in the catalog, {} reachable",
+                        table.name, table.keys, shape.keys
+                    ));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            if args.json {
+                outln!(
+                    "{}",
+                    serde_json::json!({ "ok": false, "problems": problems })
+                )?;
+            } else {
+                for problem in problems.iter().take(PROBLEMS_SHOWN) {
+                    eprintln!("artdb: problem: {problem}");
+                }
+                if problems.len() > PROBLEMS_SHOWN {
+                    eprintln!(
+                        "artdb: ... and {} more problems",
+                        problems.len() - PROBLEMS_SHOWN
+                    );
+                }
+            }
+            return Err(Box::new(Exit {
+                code: EXIT_CORRUPT,
+                message: format!(
+                    "{} is damaged ({} problems); its figures would be wrong. \
+                     Run `artdb verify` for details and restore it from a backup",
+                    args.file.display(),
+                    problems.len()
+                ),
+            }));
+        }
     }
     let store = &stats.store;
     if args.json {
@@ -53,20 +107,20 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "generation": store.generation,
             "tables": tables,
         });
-        println!("{json}");
+        outln!("{json}")?;
         return Ok(());
     }
-    println!(
+    outln!(
         "file {}: {} bytes, {} pages, checkpoint {}",
         args.file.display(),
         store.file_bytes,
         store.page_count,
         store.generation
-    );
+    )?;
     for (table, shape) in tables {
-        println!("table {:?}: {} keys", table.name, table.keys);
+        outln!("table {:?}: {} keys", table.name, table.keys)?;
         if let Some(shape) = shape {
-            println!(
+            outln!(
                 "  nodes: {} Node4, {} Node16, {} Node48, {} Node256, {} leaves, {} inline values",
                 shape.node4,
                 shape.node16,
@@ -74,11 +128,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 shape.node256,
                 shape.leaves,
                 shape.inline_values
-            );
-            println!(
+            )?;
+            outln!(
                 "  depth histogram (entries by inner nodes above): {:?}",
                 shape.depth_histogram
-            );
+            )?;
         }
     }
     db.close()?;

@@ -1,7 +1,8 @@
 //! `artdb verify FILE`: checks every checksum and invariant; exit code 4 if anything is wrong.
 
 use crate::dbcommon::{Exit, EXIT_CORRUPT};
-use artdb::{Db, Options};
+use crate::outln;
+use artdb::Db;
 use std::path::PathBuf;
 
 /// Options of `artdb verify`.
@@ -16,12 +17,7 @@ pub struct Args {
 
 /// Runs `artdb verify`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Db::open(
-        &args.file,
-        Options {
-            checkpoint_on_drop: false,
-        },
-    )?;
+    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
     let report = db.verify()?;
     let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     if args.json {
@@ -31,18 +27,18 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "keys": report.keys_checked,
             "problems": problems,
         });
-        println!("{json}");
+        outln!("{json}")?;
     } else {
         for problem in &problems {
-            println!("problem: {problem}");
+            outln!("problem: {problem}")?;
         }
-        println!(
+        outln!(
             "{}: {} tables, {} keys, {} problems",
             args.file.display(),
             report.tables_checked,
             report.keys_checked,
             problems.len()
-        );
+        )?;
     }
     if !report.is_ok() {
         return Err(Box::new(Exit {
