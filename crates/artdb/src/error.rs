@@ -116,8 +116,16 @@ pub enum Error {
     /// An earlier I/O failure left the file in an unknown state; writes are refused until the
     /// database is reopened.
     Poisoned,
-    /// A write conflicted with a concurrent transaction (reserved for the transaction layer).
-    Conflict,
+    /// A write transaction conflicted with one that committed after it started; nothing of it
+    /// was applied. Run it again on a new snapshot (`Db::transact` does so).
+    Conflict {
+        /// The table where the conflict was found.
+        table: String,
+        /// The key (empty when the whole table conflicted and no key applies).
+        key: Vec<u8>,
+        /// Why (which of its writes or reads the other transaction overlapped).
+        reason: &'static str,
+    },
     /// The database file is larger than this build can address.
     FileTooLarge {
         /// Size in bytes that was needed.
@@ -182,7 +190,12 @@ impl fmt::Display for Error {
                 "an earlier I/O error left the database file in an unknown state; writes are \
                  refused until the database is reopened"
             ),
-            Error::Conflict => write!(f, "the transaction conflicted with another; retry it"),
+            Error::Conflict { table, key, reason } => write!(
+                f,
+                "the transaction conflicted on table {table:?}, key \"{}\": {reason}; nothing \
+                 of it was applied, run it again (Db::transact retries)",
+                key.escape_ascii()
+            ),
             Error::FileTooLarge { len } => {
                 write!(f, "the database file would need {len} bytes, more than artdb can address")
             }

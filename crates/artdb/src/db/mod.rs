@@ -1,9 +1,10 @@
 //! db: the public API. [`Db`] (create, open, tables, read, write, checkpoint, close, stats,
 //! verify, bulk load) over the store.
 //!
-//! Concurrency: one writer at a time (the writer lock, held by a [`WriteTxn`] or a checkpoint);
-//! any number of readers, each a [`ReadTxn`] snapshot taken in O(tables) under a read lock and
-//! never blocked afterwards. What readers see is the *published* state: a tree snapshot per
+//! Concurrency: any number of write transactions ([`crate::Transaction`], `Db::begin_write`,
+//! see `txn`) run at once and take the writer lock only for their short commit; a write batch
+//! ([`WriteTxn`], `Db::write`) or a checkpoint holds it throughout; any number of readers, each
+//! a [`ReadTxn`] snapshot taken in O(tables) under a read lock and never blocked afterwards. What readers see is the *published* state: a tree snapshot per
 //! table, replaced at every commit and checkpoint.
 //!
 //! Durability today: there is no write-ahead log yet. A commit is visible at once and durable at
@@ -17,7 +18,7 @@
 //! as they were; an I/O failure poisons the store.
 
 mod catalog;
-mod pins;
+pub(crate) mod pins;
 mod read;
 mod write;
 
@@ -53,9 +54,9 @@ impl Default for Options {
 
 /// One table in the writer's hands.
 pub(crate) struct TableState {
-    tree: Tree,
+    pub(crate) tree: Tree,
     /// Changed since the last checkpoint.
-    dirty: bool,
+    pub(crate) dirty: bool,
     /// Root and length as of the last checkpoint.
     persisted_root: ChildWord,
     persisted_len: u64,
@@ -75,21 +76,26 @@ impl TableState {
 
 /// What readers see.
 pub(crate) struct Published {
-    tables: BTreeMap<String, Snapshot>,
+    pub(crate) tables: BTreeMap<String, Snapshot>,
+    /// The commit sequence number of the last commit this state shows (txn/history.rs).
+    pub(crate) seq: u64,
     /// The epoch of this version: the number of checkpoints published before it, plus one. A
     /// reader pins exactly this (see [`pins`]): pages released by the checkpoint of epoch `e`
     /// are unreachable from every version of epoch `> e`.
-    epoch: u64,
+    pub(crate) epoch: u64,
 }
 
 /// The writer's state, behind the writer lock.
 pub(crate) struct WriterState {
-    store: Store,
-    tables: BTreeMap<String, TableState>,
+    pub(crate) store: Store,
+    pub(crate) tables: BTreeMap<String, TableState>,
     /// Trees of tables dropped since the last checkpoint (their nodes are released then).
     dropped_trees: Vec<Tree>,
-    /// Persisted nodes unlinked by trees that were replaced wholesale (bulk load).
-    released: Vec<u64>,
+    /// Persisted nodes unlinked by trees that were replaced wholesale (bulk load, a write
+    /// transaction's tree adopted by an empty table).
+    pub(crate) released: Vec<u64>,
+    /// What committed write transactions wrote, for validating the live ones.
+    pub(crate) history: crate::txn::History,
     catalog_dirty: bool,
     closed: bool,
     /// Pages in use after the last compaction (see `should_compact`).
@@ -100,10 +106,12 @@ pub(crate) struct WriterState {
 const COMPACT_SLACK_PAGES: u64 = 32;
 
 pub(crate) struct Shared {
-    writer: Mutex<WriterState>,
-    published: RwLock<Arc<Published>>,
-    pins: Arc<Pins>,
+    pub(crate) writer: Mutex<WriterState>,
+    pub(crate) published: RwLock<Arc<Published>>,
+    pub(crate) pins: Arc<Pins>,
     source: Arc<PageSource>,
+    /// Live snapshots (read and write transactions).
+    pub(crate) live: Arc<crate::txn::Live>,
     #[cfg(test)]
     hook: Mutex<Option<tests::CheckpointHook>>,
 }
@@ -141,6 +149,25 @@ pub struct DbStats {
     pub tables: Vec<TableStats>,
     /// The file.
     pub store: StoreStats,
+    /// Transactions: live snapshots, the oldest one, the commit history kept.
+    pub txn: TxnStats,
+}
+
+/// The transaction figures of [`DbStats`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TxnStats {
+    /// Write transactions open now.
+    pub live_writers: u64,
+    /// Age of the oldest live snapshot (read or write transaction), if any.
+    pub oldest_snapshot_age: Option<std::time::Duration>,
+    /// Pages freed by checkpoints that the oldest snapshot keeps from reuse (they become
+    /// reusable at the first checkpoint after it ends).
+    pub oldest_snapshot_pinned_pages: u64,
+    /// Commit records kept for validating live write transactions (pruned as soon as no live
+    /// transaction is older).
+    pub history_records: u64,
+    /// The last commit sequence number.
+    pub commit_seq: u64,
 }
 
 /// What [`Db::verify`] found.
@@ -163,7 +190,7 @@ impl VerifyReport {
 
 /// An artdb database: one file of named tables (see the module docs).
 pub struct Db {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     options: Options,
 }
 
@@ -230,6 +257,7 @@ impl Db {
                 .map(|(name, t)| (name.clone(), t.tree.snapshot()))
                 .collect(),
             epoch: 1,
+            seq: 0,
         };
         let source = Arc::clone(store.source());
         let state = WriterState {
@@ -240,12 +268,14 @@ impl Db {
             catalog_dirty: false,
             closed: false,
             compact_baseline_pages: None,
+            history: crate::txn::History::new(),
         };
         let shared = Shared {
             writer: Mutex::new(state),
             published: RwLock::new(Arc::new(published)),
             pins: Arc::new(Pins::default()),
             source,
+            live: Arc::default(),
             #[cfg(test)]
             hook: Mutex::new(None),
         };
@@ -331,9 +361,19 @@ impl Db {
                 dirty: state.tables.get(name).is_some_and(|t| t.dirty),
             })
             .collect();
+        let oldest = self.shared.live.oldest();
+        let txn = TxnStats {
+            live_writers: self.shared.live.writers() as u64,
+            oldest_snapshot_age: oldest.map(|oldest| oldest.age),
+            oldest_snapshot_pinned_pages: oldest
+                .map_or(0, |oldest| state.store.pages_pinned_at(oldest.epoch)),
+            history_records: state.history.len() as u64,
+            commit_seq: state.history.seq(),
+        };
         Ok(DbStats {
             tables,
             store: state.store.stats()?,
+            txn,
         })
     }
 
@@ -466,6 +506,7 @@ impl Db {
             state.released.extend(old.take_released_persisted());
             entry.dirty = true;
         }
+        state.history.push_whole([table]);
         self.shared.publish(state, &[table.to_string()]);
         state.checkpoint(&self.shared, false)?;
         Ok(Some(len))
@@ -493,7 +534,8 @@ impl Shared {
     pub(crate) fn read(&self) -> ReadTxn {
         let published = self.published.read();
         let pin = Pins::pin(&self.pins, published.epoch);
-        ReadTxn::new(Arc::clone(&published), pin)
+        let live = crate::txn::Live::register(&self.live, published.seq, published.epoch, false);
+        ReadTxn::new(Arc::clone(&published), pin, live)
     }
 
     /// Replaces the published snapshots of `touched` tables (and drops vanished ones), keeping
@@ -514,7 +556,8 @@ impl Shared {
             }
         }
         let epoch = published.epoch + u64::from(end_epoch);
-        *published = Arc::new(Published { tables, epoch });
+        let seq = state.history.seq();
+        *published = Arc::new(Published { tables, epoch, seq });
     }
 
     /// The epoch of the published version (the one a checkpoint running now tags its released

@@ -8,6 +8,7 @@
 use super::pins::Pin;
 use super::Published;
 use crate::error::{from_tree, Error, Result};
+use crate::txn::LiveGuard;
 use artdb_art::Snapshot;
 use std::ops::RangeBounds;
 use std::sync::Arc;
@@ -16,13 +17,15 @@ use std::sync::Arc;
 pub struct ReadTxn {
     published: Arc<Published>,
     _pin: Pin,
+    _live: LiveGuard,
 }
 
 impl ReadTxn {
-    pub(crate) fn new(published: Arc<Published>, pin: Pin) -> ReadTxn {
+    pub(crate) fn new(published: Arc<Published>, pin: Pin, live: LiveGuard) -> ReadTxn {
         ReadTxn {
             published,
             _pin: pin,
+            _live: live,
         }
     }
 

@@ -201,6 +201,7 @@ impl<'db> WriteTxn<'db> {
         self.state.store.check_writable()?;
         let touched: Vec<String> = self.touched.keys().cloned().collect();
         let dropped: Vec<(String, TableState)> = std::mem::take(&mut self.dropped);
+        let dropped_names: Vec<String> = dropped.iter().map(|(name, _)| name.clone()).collect();
         let state = &mut *self.state;
         for name in &touched {
             if let Some(table) = state.tables.get_mut(name) {
@@ -218,6 +219,15 @@ impl<'db> WriteTxn<'db> {
         }
         if !self.created.is_empty() {
             state.catalog_dirty = true;
+        }
+        // Concurrent write transactions validate against this batch as a write of every table
+        // it touched, created or dropped (it keeps no key set).
+        let changed = touched
+            .iter()
+            .map(String::as_str)
+            .chain(dropped_names.iter().map(String::as_str));
+        if !touched.is_empty() || !dropped_names.is_empty() {
+            state.history.push_whole(changed);
         }
         self.shared.publish(state, &touched);
         self.committed = true;

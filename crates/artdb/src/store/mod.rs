@@ -352,6 +352,14 @@ impl Store {
         })
     }
 
+    /// Pages freed by checkpoints that a snapshot pinning `epoch` keeps from reuse (0 while
+    /// the space map is not loaded: no checkpoint of this process released any).
+    pub fn pages_pinned_at(&self, epoch: u64) -> u64 {
+        self.space
+            .as_ref()
+            .map_or(0, |space| space.pages_pinned_at(epoch))
+    }
+
     /// Checks every page the space map says holds nodes, and both metadata blobs; returns the
     /// problems found (empty = fine).
     pub fn verify_pages(&mut self) -> Result<Vec<Error>> {

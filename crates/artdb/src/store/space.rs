@@ -81,6 +81,16 @@ impl SpaceMap {
             + self.pending_meta.len() as u64
     }
 
+    /// Pending node pages that a snapshot pinning `epoch` keeps from reuse (those released by
+    /// checkpoints at or after `epoch`).
+    pub fn pages_pinned_at(&self, epoch: u64) -> u64 {
+        self.pending_nodes
+            .iter()
+            .filter(|(released_at, _)| *released_at >= epoch)
+            .map(|(_, pages)| pages.len() as u64)
+            .sum()
+    }
+
     /// Starts a checkpoint: promotes pending pages that no snapshot pinned at or before their
     /// epoch can reach (`pinned_epoch_min` = the smallest epoch of a live snapshot, if any) and
     /// leaves the rest pending.

@@ -1,0 +1,304 @@
+//! transaction: [`Transaction`], a write transaction that runs beside any number of others.
+//!
+//! It reads one snapshot of every table (taken at `Db::begin_write`, never waiting for anyone)
+//! and keeps its changes private in a write set per table (`write_set.rs`); every read merges the
+//! write set with the snapshot (`merge.rs`). When serializable it also records what it read.
+//! `commit` runs the commit pipeline (validate, apply, publish; `commit.rs`); dropping it, or
+//! `abort`, frees the write set and changes nothing.
+//!
+//! States: Open -> Committed (`commit`, success) | Aborted (`abort`, drop, or a failed commit).
+
+use super::keys::KeyRange;
+use super::live::LiveGuard;
+use super::merge::{SpanLog, TxnCursor, TxnIter};
+use super::write_set::{ReadSet, WriteSet};
+use super::{Isolation, WriteOptions};
+use crate::db::pins::Pin;
+use crate::db::{Published, Shared};
+use crate::error::{from_tree, Error, Result};
+use artdb_art::{Snapshot, Tree};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+/// A write transaction (module docs). `Send`; not `Sync` (its read set is recorded through
+/// shared references).
+pub struct Transaction {
+    pub(crate) shared: Arc<Shared>,
+    published: Arc<Published>,
+    _pin: Pin,
+    _live: LiveGuard,
+    pub(crate) start: u64,
+    pub(crate) options: WriteOptions,
+    pub(crate) writes: BTreeMap<String, WriteSet>,
+    pub(crate) reads: RefCell<BTreeMap<String, ReadSet>>,
+}
+
+impl Transaction {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        published: Arc<Published>,
+        pin: Pin,
+        live: LiveGuard,
+        options: WriteOptions,
+    ) -> Transaction {
+        Transaction {
+            start: published.seq,
+            shared,
+            published,
+            _pin: pin,
+            _live: live,
+            options,
+            writes: BTreeMap::new(),
+            reads: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// The isolation level it validates at.
+    pub fn isolation(&self) -> Isolation {
+        self.options.isolation
+    }
+
+    /// The commit sequence number of the state its snapshot shows: it sees exactly the commits
+    /// numbered up to this one (see [`Transaction::commit`]).
+    pub fn snapshot_seq(&self) -> u64 {
+        self.start
+    }
+
+    /// Whether it has written nothing (so far).
+    pub fn is_read_only(&self) -> bool {
+        self.writes.values().all(WriteSet::is_empty)
+    }
+
+    fn serializable(&self) -> bool {
+        self.options.isolation == Isolation::Serializable
+    }
+
+    fn base(&self, table: &str) -> Result<&Snapshot> {
+        self.published
+            .tables
+            .get(table)
+            .ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            })
+    }
+
+    fn note_point(&self, table: &str, key: &[u8]) -> Result<()> {
+        if self.serializable() {
+            let mut reads = self.reads.borrow_mut();
+            match reads.get_mut(table) {
+                Some(set) => set.add_point(key)?,
+                None => reads.entry(table.to_string()).or_default().add_point(key)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn note_range(&self, table: &str, range: KeyRange) {
+        if self.serializable() {
+            self.reads
+                .borrow_mut()
+                .entry(table.to_string())
+                .or_default()
+                .add_range(range);
+        }
+    }
+
+    fn write_set(&mut self, table: &str) -> Result<&mut WriteSet> {
+        self.base(table)?;
+        // Looked up first, so a transaction of many writes allocates no name per write.
+        if !self.writes.contains_key(table) {
+            self.writes.insert(table.to_string(), WriteSet::default());
+        }
+        self.writes
+            .get_mut(table)
+            .ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            })
+    }
+
+    /// The value of `key` as this transaction sees it, without recording the read.
+    fn lookup(&self, table: &str, key: &[u8]) -> Result<Option<&[u8]>> {
+        let base = self.base(table)?;
+        if let Some(set) = self.writes.get(table) {
+            if let Some(value) = set.puts.get(key).map_err(from_tree)? {
+                return Ok(Some(value));
+            }
+            if !set.dels.is_empty() && set.dels.get(key).map_err(from_tree)?.is_some() {
+                return Ok(None);
+            }
+        }
+        base.get(key).map_err(from_tree)
+    }
+
+    /// The value of `key` in `table`: its own write if it wrote one, else its snapshot's.
+    pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<&[u8]>> {
+        let value = self.lookup(table, key)?;
+        self.note_point(table, key)?;
+        Ok(value)
+    }
+
+    /// Sets `key` to `value` in `table` (private until commit).
+    pub fn insert(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        let set = self.write_set(table)?;
+        // The put first: it checks the key and value before anything changes.
+        set.puts.set(key, value).map_err(from_tree)?;
+        if !set.dels.is_empty() {
+            set.dels.remove(key).map_err(from_tree)?;
+        }
+        Ok(())
+    }
+
+    /// Inserts `key` only if this transaction sees no value for it (a unique insert); true if
+    /// it was inserted. Of two transactions that insert the same new key concurrently, the
+    /// second to commit fails with [`Error::Conflict`] (both wrote the key).
+    pub fn insert_if_absent(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<bool> {
+        let present = self.lookup(table, key)?.is_some();
+        self.note_point(table, key)?;
+        if present {
+            return Ok(false);
+        }
+        self.insert(table, key, value)?;
+        Ok(true)
+    }
+
+    /// Removes `key` from `table`; true if this transaction saw a value for it.
+    pub fn remove(&mut self, table: &str, key: &[u8]) -> Result<bool> {
+        self.note_point(table, key)?;
+        let in_base = self.base(table)?.get(key).map_err(from_tree)?.is_some();
+        let set = self.write_set(table)?;
+        let was_put = set.puts.remove(key).map_err(from_tree)?.is_some();
+        let was_removed = !set.dels.is_empty() && set.dels.get(key).map_err(from_tree)?.is_some();
+        if in_base && !was_removed {
+            set.dels.set(key, &[]).map_err(from_tree)?;
+        }
+        Ok(was_put || (in_base && !was_removed))
+    }
+
+    /// Number of keys in `table` as this transaction sees it (O(keys it put); a serializable
+    /// transaction records a read of the whole table).
+    pub fn len(&self, table: &str) -> Result<u64> {
+        let base = self.base(table)?;
+        self.note_range(table, (Bound::Unbounded, Bound::Unbounded));
+        let Some(set) = self.writes.get(table) else {
+            return Ok(base.len());
+        };
+        let mut added = 0u64;
+        for item in set.puts.iter() {
+            let (key, _) = item.map_err(from_tree)?;
+            if base.get(&key).map_err(from_tree)?.is_none() {
+                added += 1;
+            }
+        }
+        Ok(base.len() + added - set.dels.len())
+    }
+
+    /// The pairs of `table` whose keys fall in `range`, in key order (double-ended). A
+    /// serializable transaction records the whole range as read.
+    pub fn range<K, R>(&self, table: &str, range: R) -> Result<TxnIter<'_>>
+    where
+        K: AsRef<[u8]> + ?Sized,
+        R: RangeBounds<K>,
+    {
+        let own = |bound: Bound<&K>| match bound {
+            Bound::Included(key) => Bound::Included(key.as_ref().to_vec()),
+            Bound::Excluded(key) => Bound::Excluded(key.as_ref().to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        self.range_owned(table, (own(range.start_bound()), own(range.end_bound())))
+    }
+
+    fn range_owned(&self, table: &str, range: KeyRange) -> Result<TxnIter<'_>> {
+        let base = self.base(table)?;
+        let bounds = super::keys::borrowed(&range);
+        let base_iter = base.range::<[u8], _>(bounds);
+        let iter = match self.writes.get(table) {
+            Some(set) => TxnIter::new(
+                base_iter,
+                set.puts.range::<[u8], _>(bounds),
+                Some(&set.dels),
+            ),
+            None => TxnIter::new(base_iter, empty_tree().range::<[u8], _>(bounds), None),
+        };
+        self.note_range(table, range);
+        Ok(iter)
+    }
+
+    /// All pairs of `table` in key order (double-ended).
+    pub fn iter(&self, table: &str) -> Result<TxnIter<'_>> {
+        self.range_owned(table, (Bound::Unbounded, Bound::Unbounded))
+    }
+
+    /// The pairs of `table` whose keys start with `prefix`.
+    pub fn prefix(&self, table: &str, prefix: &[u8]) -> Result<TxnIter<'_>> {
+        let upper = match prefix_successor(prefix) {
+            Some(successor) => Bound::Excluded(successor),
+            None => Bound::Unbounded,
+        };
+        self.range_owned(table, (Bound::Included(prefix.to_vec()), upper))
+    }
+
+    /// The smallest key of `table` and its value.
+    pub fn first(&self, table: &str) -> Result<Option<(Vec<u8>, &[u8])>> {
+        let mut cursor = self.cursor(table)?;
+        Ok(cursor
+            .seek_first()?
+            .then(|| (cursor.key().to_vec(), cursor.value())))
+    }
+
+    /// The largest key of `table` and its value.
+    pub fn last(&self, table: &str) -> Result<Option<(Vec<u8>, &[u8])>> {
+        let mut cursor = self.cursor(table)?;
+        Ok(cursor
+            .seek_last()?
+            .then(|| (cursor.key().to_vec(), cursor.value())))
+    }
+
+    /// A cursor over `table` as this transaction sees it, not positioned until a seek. A
+    /// serializable transaction records the span each seek and its steps visit.
+    pub fn cursor(&self, table: &str) -> Result<TxnCursor<'_>> {
+        let base = self.base(table)?.cursor();
+        let log = self.serializable().then(|| SpanLog {
+            reads: &self.reads,
+            table: self.base_name(table),
+        });
+        Ok(match self.writes.get(table) {
+            Some(set) => TxnCursor::new(base, set.puts.cursor(), Some(&set.dels), log),
+            None => TxnCursor::new(base, empty_tree().cursor(), None, log),
+        })
+    }
+
+    /// The table's name as stored in the snapshot (borrowed for as long as `self`).
+    fn base_name<'s>(&'s self, table: &str) -> &'s str {
+        self.published
+            .tables
+            .get_key_value(table)
+            .map_or("", |(name, _)| name.as_str())
+    }
+
+    /// Validates and applies the transaction and makes it visible; returns its commit sequence
+    /// number (the order of commits; a transaction that wrote nothing returns its snapshot's).
+    /// On [`Error::Conflict`] nothing of it is applied: run it again on a new snapshot
+    /// ([`crate::Db::transact`] does so).
+    pub fn commit(self) -> Result<u64> {
+        super::commit::commit(self)
+    }
+
+    /// Discards the transaction (the same as dropping it).
+    pub fn abort(self) {}
+}
+
+/// The empty tree the reads of an untouched table merge with (shared: it is never written).
+fn empty_tree() -> &'static Tree {
+    static EMPTY: std::sync::OnceLock<Tree> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Tree::new)
+}
+
+/// The smallest byte string above every string that starts with `prefix` (`None`: none).
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let keep = prefix.iter().rposition(|&byte| byte != 0xFF)?;
+    let mut successor = prefix[..=keep].to_vec();
+    successor[keep] += 1;
+    Some(successor)
+}

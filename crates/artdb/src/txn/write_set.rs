@@ -1,0 +1,89 @@
+//! write_set: a transaction's private changes to one table and, when serializable, what it read.
+//!
+//! Changes live in two ART trees: `puts` (key -> new value) and `dels` (tombstones: keys of the
+//! snapshot the transaction removed, empty values). The two are disjoint. Memory is the trees'
+//! density over the changed keys only; nothing is stored per untouched key. A key removed that
+//! the snapshot does not hold leaves no tombstone (there is nothing to hide).
+//!
+//! The read set (serializable only) holds point reads in a tree (a key set) and scanned ranges
+//! as a list of key ranges (an iterator's whole requested range; a cursor's visited span).
+
+use super::keys::{KeyRange, Keys};
+use crate::error::{from_tree, Result};
+use artdb_art::Tree;
+use std::ops::Bound;
+
+/// One table's private changes (module docs).
+#[derive(Default)]
+pub(crate) struct WriteSet {
+    pub puts: Tree,
+    pub dels: Tree,
+}
+
+impl WriteSet {
+    /// The written keys, as two sets.
+    pub fn keys(&self) -> [Keys<'_>; 2] {
+        [Keys::Tree(&self.puts), Keys::Tree(&self.dels)]
+    }
+
+    /// Some written key (to name in a conflict), if any was written.
+    pub fn any_key(&self) -> Result<Option<Vec<u8>>> {
+        for tree in [&self.puts, &self.dels] {
+            if let Some((key, _)) = tree.first().map_err(from_tree)? {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.puts.is_empty() && self.dels.is_empty()
+    }
+}
+
+/// What a serializable transaction read of one table.
+#[derive(Default)]
+pub(crate) struct ReadSet {
+    points: Tree,
+    ranges: Vec<KeyRange>,
+}
+
+impl ReadSet {
+    pub fn add_point(&mut self, key: &[u8]) -> Result<()> {
+        self.points.set(key, &[]).map_err(from_tree)?;
+        Ok(())
+    }
+
+    /// Adds a range; returns its index (a cursor widens its span in place).
+    pub fn add_range(&mut self, range: KeyRange) -> usize {
+        self.ranges.push(range);
+        self.ranges.len() - 1
+    }
+
+    pub fn set_range(&mut self, index: usize, range: KeyRange) {
+        if let Some(slot) = self.ranges.get_mut(index) {
+            *slot = range;
+        }
+    }
+
+    pub fn points(&self) -> Keys<'_> {
+        Keys::Tree(&self.points)
+    }
+
+    pub fn ranges(&self) -> &[KeyRange] {
+        &self.ranges
+    }
+
+    /// Some key of the read set to name in a conflict (empty if it holds only ranges that
+    /// start unbounded); `None` if nothing was read.
+    pub fn any_key(&self) -> Option<Vec<u8>> {
+        if let Ok(Some((key, _))) = self.points.first() {
+            return Some(key);
+        }
+        self.ranges.first().map(|(lower, _)| match lower {
+            Bound::Included(key) | Bound::Excluded(key) => key.clone(),
+            Bound::Unbounded => Vec::new(),
+        })
+    }
+}
