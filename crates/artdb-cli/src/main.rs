@@ -6,10 +6,14 @@ mod create;
 mod dbcommon;
 mod del;
 mod demo;
+mod dump;
+mod dumpfmt;
+mod fill;
 mod get;
 mod load;
 mod progress;
 mod put;
+mod restore;
 mod scan;
 mod stats;
 mod verify;
@@ -66,6 +70,10 @@ enum Command {
     Count(scan::Args),
     /// Load key/value pairs from a TSV or CSV file (sorted input streams to the file).
     Load(load::Args),
+    /// Write tables as text in the mdb_dump/db_dump format.
+    Dump(dump::Args),
+    /// Load a text dump (from artdb dump, mdb_dump or db_dump) into new or empty tables.
+    Restore(restore::Args),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +91,8 @@ fn main() -> ExitCode {
         Command::Scan(args) => scan::run(args, false),
         Command::Count(args) => scan::run(args, true),
         Command::Load(args) => load::run(args),
+        Command::Dump(args) => dump::run(args),
+        Command::Restore(args) => restore::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

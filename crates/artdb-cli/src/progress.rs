@@ -14,7 +14,6 @@ pub fn bytes(total: u64) -> ProgressBar {
 }
 
 /// A bar counting items (pairs, keys) up to `total`, described by `what`.
-#[allow(dead_code)]
 pub fn items(total: u64, what: &str) -> ProgressBar {
     let template = format!("{{bar:40}} {{pos}}/{{len}} {what} {{per_sec}} eta {{eta}}");
     styled(total, &template)

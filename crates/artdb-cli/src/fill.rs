@@ -1,0 +1,150 @@
+//! Filling tables all-or-nothing, for `restore` and `import` (and the shell's future loads).
+//!
+//! A [`Target`] opens (or creates) the database without checkpointing on drop and remembers
+//! what the command changed: the database file if it created it, each table it created or
+//! filled. Tables must be new or empty. On success [`Target::close`] checkpoints; on any error
+//! [`Target::abandon`] undoes what was done: filled tables are dropped (and re-created empty if
+//! they existed before), and a database file this command created is removed. Each table's
+//! load itself is atomic (`Db::bulk_load_try`, or one write batch).
+//!
+//! Hazard: each table's bulk load is durable when it returns, so a crash (not an error) between
+//! two tables of one command leaves the earlier tables filled; the command's own output never
+//! reported success then.
+
+use crate::dbcommon::options_no_checkpoint_on_drop;
+use artdb::{Db, Error};
+use std::path::{Path, PathBuf};
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// A database being filled (see the module docs).
+pub struct Target {
+    db: Db,
+    path: PathBuf,
+    created_file: bool,
+    /// Tables changed by this command, and whether they existed before.
+    touched: Vec<(String, bool)>,
+}
+
+impl Target {
+    /// Opens `path`, creating it if it does not exist.
+    pub fn open(path: &Path) -> Result<Target, BoxError> {
+        let created_file = !path.exists();
+        let db = if created_file {
+            Db::create(path, options_no_checkpoint_on_drop())?
+        } else {
+            Db::open(path, options_no_checkpoint_on_drop())?
+        };
+        Ok(Target {
+            db,
+            path: path.to_path_buf(),
+            created_file,
+            touched: Vec::new(),
+        })
+    }
+
+    /// Makes `name` ready to be filled: created if missing; an error if it has keys.
+    pub fn prepare(&mut self, name: &str) -> Result<(), BoxError> {
+        if self.touched.iter().any(|(touched, _)| touched == name) {
+            return Err(format!("table {name:?} appears twice in the input").into());
+        }
+        let existed = self.db.table_names().iter().any(|table| table == name);
+        if existed {
+            let keys = self.db.read().table(name)?.len();
+            if keys > 0 {
+                return Err(format!(
+                    "table {name:?} already has {keys} keys; restore or import into a new or \
+                     empty table (or into another database file)"
+                )
+                .into());
+            }
+        } else {
+            self.db.create_table(name)?;
+        }
+        self.touched.push((name.to_string(), existed));
+        Ok(())
+    }
+
+    /// Loads sorted pairs into the prepared table `name` (all or nothing). Keys out of order
+    /// are an error that `what_unsorted` explains.
+    pub fn load_sorted(
+        &self,
+        name: &str,
+        pairs: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), BoxError>>,
+        what_unsorted: &str,
+    ) -> Result<u64, BoxError> {
+        self.db
+            .bulk_load_try(name, pairs)
+            .map_err(|error| match error.downcast_ref::<Error>() {
+                Some(Error::Unsorted { index }) => {
+                    format!("table {name:?}: pair {index} {what_unsorted}").into()
+                }
+                Some(Error::Duplicate { index }) => {
+                    format!("table {name:?}: pair {index} repeats the key before it").into()
+                }
+                _ => error,
+            })
+    }
+
+    /// Loads pairs in any order into the prepared table `name` in one write batch; a repeated
+    /// key is an error.
+    pub fn load_unsorted(
+        &self,
+        name: &str,
+        pairs: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), BoxError>>,
+    ) -> Result<u64, BoxError> {
+        let mut batch = self.db.write()?;
+        let mut count = 0u64;
+        for pair in pairs {
+            let (key, value) = pair?;
+            if batch.insert(name, &key, &value)?.is_some() {
+                return Err(format!("table {name:?}: a key appears twice (pair {count})").into());
+            }
+            count += 1;
+        }
+        batch.commit()?;
+        Ok(count)
+    }
+
+    /// Checkpoints and closes: the command succeeded.
+    pub fn close(self) -> Result<(), BoxError> {
+        let Target { db, .. } = self;
+        db.checkpoint()?;
+        db.close()?;
+        Ok(())
+    }
+
+    /// Undoes what this command did (see the module docs). Best effort: an error while undoing
+    /// is reported on standard error, the command's own error is what it returns.
+    pub fn abandon(self) {
+        let Target {
+            db,
+            path,
+            created_file,
+            touched,
+        } = self;
+        if created_file {
+            drop(db);
+            let _ = std::fs::remove_file(&path);
+            return;
+        }
+        let undo = || -> Result<(), BoxError> {
+            for (name, existed) in &touched {
+                if db.table_names().contains(name) {
+                    db.drop_table(name)?;
+                }
+                if *existed {
+                    db.create_table(name)?;
+                }
+            }
+            db.close()?;
+            Ok(())
+        };
+        if let Err(error) = undo() {
+            eprintln!(
+                "artdb: could not undo the partial changes to {}: {error}",
+                path.display()
+            );
+        }
+    }
+}
