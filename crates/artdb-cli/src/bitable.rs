@@ -391,7 +391,7 @@ fn verify(file: PathBuf, format: Format) -> Result<(), BoxError> {
 /// Opens a bitable file, saying what is wrong with the path when it cannot be one (missing, a
 /// directory, unreadable) instead of the raw system error (`mmap` on a directory says "No such
 /// device").
-fn open_table(file: &Path) -> Result<Table, BoxError> {
+pub fn open_table(file: &Path) -> Result<Table, BoxError> {
     match std::fs::metadata(file) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Err(format!("{}: no such file; check the path", file.display()).into())
@@ -410,6 +410,9 @@ fn open_table(file: &Path) -> Result<Table, BoxError> {
                 file.display()
             )
             .into())
+        }
+        Ok(metadata) if metadata.len() == 0 => {
+            return Err(format!("{} is empty, not a bitable file", file.display()).into())
         }
         Ok(_) => {}
     }

@@ -8,6 +8,7 @@ mod del;
 mod demo;
 mod dump;
 mod dumpfmt;
+mod export;
 mod fill;
 mod get;
 mod load;
@@ -74,6 +75,10 @@ enum Command {
     Dump(dump::Args),
     /// Load a text dump (from artdb dump, mdb_dump or db_dump) into new or empty tables.
     Restore(restore::Args),
+    /// Write a table to a new bitable file, in key order, durably.
+    Export(export::ExportArgs),
+    /// Load a bitable file into a new or empty table.
+    Import(export::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +98,8 @@ fn main() -> ExitCode {
         Command::Load(args) => load::run(args),
         Command::Dump(args) => dump::run(args),
         Command::Restore(args) => restore::run(args),
+        Command::Export(args) => export::export(args),
+        Command::Import(args) => export::import(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

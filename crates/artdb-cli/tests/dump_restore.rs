@@ -6,82 +6,9 @@
 mod common;
 
 use common::*;
-use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-
-type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
-
-/// Tables whose keys cover every byte value (alone, doubled, at every position of random keys)
-/// and whose values include empty and multi-kilobyte ones.
-fn model(seed: u64) -> Model {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut model = Model::new();
-    for name in ["main", "orders", "by name"] {
-        let table = model.entry(name.to_string()).or_default();
-        for byte in 0..=255u8 {
-            table.insert(vec![byte], vec![byte; usize::from(byte % 7)]);
-            table.insert(vec![byte, byte], vec![]);
-        }
-        for _ in 0..600 {
-            let len = rng.gen_range(1..60);
-            let key: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-            let value_len = if rng.gen_bool(0.05) {
-                rng.gen_range(1000..6000)
-            } else {
-                rng.gen_range(0..40)
-            };
-            let value: Vec<u8> = (0..value_len).map(|_| rng.gen()).collect();
-            table.insert(key, value);
-        }
-    }
-    model
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The model as a hex dump, written here independently of the tool (the default table first
-/// and unnamed, as `mdb_load` needs).
-fn model_dump(model: &Model, tables: &[&str]) -> String {
-    let mut text = String::new();
-    for name in tables {
-        text.push_str("VERSION=3\nformat=bytevalue\n");
-        if *name != "main" {
-            text.push_str(&format!("database={name}\n"));
-        }
-        text.push_str("type=btree\nmapsize=67108864\nHEADER=END\n");
-        for (key, value) in &model[*name] {
-            text.push_str(&format!(" {}\n {}\n", hex(key), hex(value)));
-        }
-        text.push_str("DATA=END\n");
-    }
-    text
-}
-
-/// The pairs of one table, read back through `artdb scan --json` and unescaped.
-fn table_of(file: &str, table: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let dump = ok(&["dump", file, "--table", table]);
-    let mut pairs = BTreeMap::new();
-    let mut lines = dump
-        .lines()
-        .skip_while(|line| *line != "HEADER=END")
-        .skip(1)
-        .take_while(|line| *line != "DATA=END");
-    while let (Some(key), Some(value)) = (lines.next(), lines.next()) {
-        pairs.insert(unhex(&key[1..]), unhex(&value[1..]));
-    }
-    pairs
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(&text[at..at + 2], 16).expect("hex"))
-        .collect()
-}
 
 fn restore(file: &str, dump: &str) -> std::process::Output {
     artdb_with_input(&["restore", file], dump.as_bytes())
