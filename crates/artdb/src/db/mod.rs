@@ -17,6 +17,7 @@
 //! step as the publish (see [`pins`] for why). A failure before the store commit leaves the trees
 //! as they were; an I/O failure poisons the store.
 
+mod backup;
 mod catalog;
 pub(crate) mod pins;
 mod read;
