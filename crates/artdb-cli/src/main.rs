@@ -1,5 +1,6 @@
 //! The `artdb` command-line tool: one module per subcommand.
 
+mod backup;
 mod bitable;
 mod checkpoint;
 mod create;
@@ -79,6 +80,10 @@ enum Command {
     Export(export::ExportArgs),
     /// Load a bitable file into a new or empty table.
     Import(export::ImportArgs),
+    /// Copy one committed state of a database to a new, verified file.
+    Backup(backup::BackupArgs),
+    /// Rewrite every table densely and report the file size before and after.
+    Compact(backup::CompactArgs),
 }
 
 fn main() -> ExitCode {
@@ -100,6 +105,8 @@ fn main() -> ExitCode {
         Command::Restore(args) => restore::run(args),
         Command::Export(args) => export::export(args),
         Command::Import(args) => export::import(args),
+        Command::Backup(args) => backup::backup(args),
+        Command::Compact(args) => backup::compact(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,6 +19,17 @@ pub fn items(total: u64, what: &str) -> ProgressBar {
     styled(total, &template)
 }
 
+/// A spinner (work of unknown length) showing `what`.
+pub fn spinner(what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 fn styled(total: u64, template: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();

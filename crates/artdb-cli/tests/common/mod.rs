@@ -171,3 +171,12 @@ pub fn unhex(text: &str) -> Vec<u8> {
         .map(|at| u8::from_str_radix(&text[at..at + 2], 16).expect("hex"))
         .collect()
 }
+
+/// `artdb dump FILE` without the `mapsize=` lines (which follow the file's size).
+pub fn dump_without_mapsize(file: &str) -> String {
+    ok(&["dump", file])
+        .lines()
+        .filter(|line| !line.starts_with("mapsize="))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}

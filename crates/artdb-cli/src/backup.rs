@@ -1,0 +1,192 @@
+//! `artdb backup FILE DEST` and `artdb compact FILE`.
+//!
+//! Backup copies one committed state of every table (`Db::copy_into`: one snapshot, writers of
+//! the source not blocked) into a new database written under a temporary name beside DEST
+//! (`.DEST.backup-PID`), verifies it, then links it to DEST, which must not exist (the link
+//! fails rather than replace a file created meanwhile), removes the temporary name and syncs
+//! the directory. So DEST is either absent or a complete, verified, durable copy. The copy is
+//! a logical one written by bulk loads, so it is always compacted (`--compact` is accepted for
+//! `mdb_copy -c` users and changes nothing).
+//!
+//! Today the source's writer must be in the same process (a thread) for the two to run side by
+//! side: a database file is locked by the process that opens it, so `artdb backup` of a file
+//! another process has open fails with the lock error.
+//!
+//! Compact rewrites every table densely in place (`Db::compact`) and reports the file's size
+//! before and after.
+
+use crate::dbcommon::options_no_checkpoint_on_drop;
+use crate::outln;
+use artdb::{Db, Options};
+use std::path::{Path, PathBuf};
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// Options of `artdb backup`.
+#[derive(clap::Args)]
+pub struct BackupArgs {
+    /// The database file to copy.
+    file: PathBuf,
+    /// The copy to create (must not exist).
+    dest: PathBuf,
+    /// Write the copy compacted (backups are always compacted; accepted for mdb_copy users).
+    #[arg(long)]
+    compact: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `artdb compact`.
+#[derive(clap::Args)]
+pub struct CompactArgs {
+    /// The database file.
+    file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn temp_path(dest: &Path) -> Result<PathBuf, BoxError> {
+    let name = dest
+        .file_name()
+        .ok_or_else(|| format!("{} does not name a file", dest.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let directory = match dest.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok(directory.join(format!(".{name}.backup-{}", std::process::id())))
+}
+
+fn sync_directory(path: &Path) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::File::open(directory)?.sync_all()
+}
+
+/// Runs `artdb backup`.
+pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
+    let _ = args.compact;
+    if args.dest.exists() || args.dest.is_symlink() {
+        return Err(format!(
+            "{} already exists; remove it or choose another name (backup never overwrites)",
+            args.dest.display()
+        )
+        .into());
+    }
+    let started = std::time::Instant::now();
+    let source = Db::open(&args.file, options_no_checkpoint_on_drop())?;
+    let temp = temp_path(&args.dest)?;
+    let _ = std::fs::remove_file(&temp);
+    let result = copy_verified(&source, &temp);
+    drop(source);
+    let pairs = match result {
+        Ok(pairs) => pairs,
+        Err(error) => {
+            let _ = std::fs::remove_file(&temp);
+            return Err(error);
+        }
+    };
+    let linked = std::fs::hard_link(&temp, &args.dest);
+    let _ = std::fs::remove_file(&temp);
+    if let Err(error) = linked {
+        return Err(format!(
+            "cannot create {}: {error} (nothing was written there)",
+            args.dest.display()
+        )
+        .into());
+    }
+    sync_directory(&args.dest)?;
+    let bytes = std::fs::metadata(&args.dest)?.len();
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::json!({
+                "dest": args.dest.display().to_string(),
+                "pairs": pairs,
+                "file_bytes": bytes,
+                "verified": true,
+                "seconds": seconds,
+            })
+        )?;
+    } else {
+        outln!(
+            "backed up {} to {}: {pairs} pairs, {bytes} bytes, verified, in {seconds:.3} s",
+            args.file.display(),
+            args.dest.display()
+        )?;
+    }
+    Ok(())
+}
+
+/// Copies `source` into a new database at `temp`, closes it and verifies it reopened.
+fn copy_verified(source: &Db, temp: &Path) -> Result<u64, BoxError> {
+    let total: u64 = {
+        let read = source.read();
+        let mut total = 0;
+        for name in read.table_names() {
+            total += read.table(&name)?.len();
+        }
+        total
+    };
+    let bar = crate::progress::items(total, "pairs");
+    let target = Db::create(temp, Options::default())?;
+    let pairs = source.copy_into(&target, &mut |done| bar.set_position(done))?;
+    target.close()?;
+    bar.finish_and_clear();
+    let copy = Db::open(temp, options_no_checkpoint_on_drop())?;
+    let report = copy.verify()?;
+    if !report.is_ok() {
+        return Err(format!(
+            "the copy did not verify ({} problems; first: {}); nothing was written to the \
+             destination",
+            report.problems.len(),
+            report
+                .problems
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        )
+        .into());
+    }
+    Ok(pairs)
+}
+
+/// Runs `artdb compact`.
+pub fn compact(args: CompactArgs) -> Result<(), BoxError> {
+    let before = std::fs::metadata(&args.file)
+        .map_err(|e| format!("{}: {e}", args.file.display()))?
+        .len();
+    let started = std::time::Instant::now();
+    let db = Db::open(&args.file, Options::default())?;
+    let bar = crate::progress::spinner("compacting");
+    let stats = db.compact()?;
+    db.close()?;
+    bar.finish_and_clear();
+    let after = std::fs::metadata(&args.file)?.len();
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::json!({
+                "file_bytes_before": before,
+                "file_bytes_after": after,
+                "bytes_written": stats.bytes_written,
+                "generation": stats.generation,
+                "seconds": seconds,
+            })
+        )?;
+    } else {
+        outln!(
+            "compacted {}: {before} -> {after} bytes ({:+} bytes) in {seconds:.3} s",
+            args.file.display(),
+            after as i64 - before as i64
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! `artdb backup` and `artdb compact` (issue 12 items 4 and 5) end to end: the copy verifies
+//! and dumps identically to the source, an existing destination is refused and left alone, no
+//! temporary file is left behind, and compact reports sizes and keeps every pair. The backup
+//! taken while a writer commits continuously is tested in-process where the writer can run
+//! beside it: crates/artdb/tests/backup.rs.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn backup_copies_verifies_and_never_overwrites() {
+    let dir = TempDir::new("backup");
+    let model = model(11);
+    let source = dir.file("source.artdb");
+    let source_str = path_str(&source);
+    let tables: Vec<&str> = model.keys().map(String::as_str).collect();
+    let output = artdb_with_input(
+        &["restore", source_str],
+        model_dump(&model, &tables).as_bytes(),
+    );
+    assert!(output.status.success());
+    let dest = dir.file("copy.artdb");
+    let report = json(&ok(&["backup", source_str, path_str(&dest), "--json"]));
+    assert_eq!(report["verified"], true);
+    let pairs: usize = model.values().map(|t| t.len()).sum();
+    assert_eq!(report["pairs"], pairs);
+    ok(&["verify", path_str(&dest)]);
+    assert_eq!(
+        dump_without_mapsize(path_str(&dest)),
+        dump_without_mapsize(source_str)
+    );
+    // `--compact` is accepted (backups are always compacted).
+    let dest2 = dir.file("copy2.artdb");
+    ok(&["backup", source_str, path_str(&dest2), "--compact"]);
+    ok(&["verify", path_str(&dest2)]);
+
+    // An existing destination is refused and left alone.
+    let existing = dir.file("existing.artdb");
+    std::fs::write(&existing, b"precious").unwrap();
+    let stderr = fails(&["backup", source_str, path_str(&existing)], 1);
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(std::fs::read(&existing).unwrap(), b"precious");
+    // A source that is not a database: nothing created.
+    let nothing = dir.file("nothing.artdb");
+    fails(&["backup", path_str(&existing), path_str(&nothing)], 4);
+    assert!(!nothing.exists());
+    // No temporary files anywhere.
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn compact_reports_sizes_and_keeps_the_data() {
+    let dir = TempDir::new("compact");
+    let model = model(12);
+    let file = dir.file("db.artdb");
+    let file_str = path_str(&file);
+    let tables: Vec<&str> = model.keys().map(String::as_str).collect();
+    let output = artdb_with_input(
+        &["restore", file_str],
+        model_dump(&model, &tables).as_bytes(),
+    );
+    assert!(output.status.success());
+    let before_dump = dump_without_mapsize(file_str);
+    let report = json(&ok(&["compact", file_str, "--json"]));
+    let before = report["file_bytes_before"].as_u64().unwrap();
+    let after = report["file_bytes_after"].as_u64().unwrap();
+    assert!(before > 0 && after > 0);
+    assert_eq!(after, std::fs::metadata(&file).unwrap().len());
+    let text = ok(&["compact", file_str]);
+    assert!(text.contains(" -> ") && text.contains("bytes"), "{text}");
+    ok(&["verify", file_str]);
+    assert_eq!(dump_without_mapsize(file_str), before_dump);
+    fails(&["compact", path_str(&dir.file("missing.artdb"))], 1);
+}
