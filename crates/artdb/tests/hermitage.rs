@@ -403,3 +403,23 @@ fn conflict_names_table_and_key() {
         other => panic!("expected a conflict, got {other:?}"),
     }
 }
+
+/// Regression (found by tests/concurrent.rs): putting a key the snapshot lacks and removing it
+/// again left no tombstone, so a concurrent insert of the key neither conflicted nor was
+/// removed. The transaction wrote the key: the second committer must fail.
+#[test]
+fn put_then_remove_of_a_new_key_conflicts_with_a_concurrent_insert() {
+    for level in LEVELS {
+        let db = setup();
+        let mut t1 = begin(&db, level);
+        let mut t2 = begin(&db, level);
+        t1.insert("test", b"9", b"90").unwrap();
+        assert!(t1.remove("test", b"9").unwrap());
+        assert_eq!(get(&t1, b"9"), None);
+        assert_eq!(t1.len("test").unwrap(), 2);
+        t2.insert("test", b"9", b"99").unwrap();
+        t2.commit().unwrap();
+        assert!(is_conflict(t1.commit()), "{level:?}");
+        assert_eq!(committed(&db, b"9"), v("99"));
+    }
+}

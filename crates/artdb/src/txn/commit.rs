@@ -6,7 +6,7 @@
 //! same lock right after applying (what `Db::write` batches do today): a commit is visible at
 //! once and durable at the next checkpoint.
 //!
-//! Apply, per touched table: if the table is empty and the transaction removed nothing, its
+//! Apply, per touched table: if the table is empty (its removals then remove nothing), its
 //! `puts` tree *becomes* the table's tree (no copy at all: a bulk insert into an empty table
 //! costs nothing more at commit); otherwise each put and removal is applied to the table's tree,
 //! which copies only the paths it changes. A failure while applying (an unreadable persisted
@@ -39,6 +39,7 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
     let (record, touched) = apply(state, &shared, writes)?;
     let seq = state.history.push(record);
     shared.publish(state, &touched);
+    txn.live = None;
     prune(&shared, state);
     Ok(seq)
 }
@@ -109,7 +110,7 @@ fn apply_table(
             reason: "the table was dropped after this transaction started",
         });
     };
-    if table.tree.is_empty() && set.dels.is_empty() {
+    if table.tree.is_empty() {
         // Adopt the write set's tree; the history keeps a snapshot of it (the same nodes).
         let mut puts = std::mem::take(&mut set.puts);
         let history = puts.snapshot();

@@ -28,7 +28,8 @@ pub struct Transaction {
     pub(crate) shared: Arc<Shared>,
     published: Arc<Published>,
     _pin: Pin,
-    _live: LiveGuard,
+    /// Registered as live until it ends (`None` once unregistered).
+    pub(crate) live: Option<LiveGuard>,
     pub(crate) start: u64,
     pub(crate) options: WriteOptions,
     pub(crate) writes: BTreeMap<String, WriteSet>,
@@ -48,7 +49,7 @@ impl Transaction {
             shared,
             published,
             _pin: pin,
-            _live: live,
+            live: Some(live),
             options,
             writes: BTreeMap::new(),
             reads: RefCell::new(BTreeMap::new()),
@@ -170,7 +171,10 @@ impl Transaction {
         let set = self.write_set(table)?;
         let was_put = set.puts.remove(key).map_err(from_tree)?.is_some();
         let was_removed = !set.dels.is_empty() && set.dels.get(key).map_err(from_tree)?.is_some();
-        if in_base && !was_removed {
+        // A tombstone also for a key only this transaction put: it wrote the key, so a
+        // concurrent writer of it must conflict (else that writer's value would survive a
+        // commit that removed the key).
+        if (in_base || was_put) && !was_removed {
             set.dels.set(key, &[]).map_err(from_tree)?;
         }
         Ok(was_put || (in_base && !was_removed))
@@ -191,7 +195,14 @@ impl Transaction {
                 added += 1;
             }
         }
-        Ok(base.len() + added - set.dels.len())
+        let mut removed = 0u64;
+        for item in set.dels.iter() {
+            let (key, _) = item.map_err(from_tree)?;
+            if base.get(&key).map_err(from_tree)?.is_some() {
+                removed += 1;
+            }
+        }
+        Ok(base.len() + added - removed)
     }
 
     /// The pairs of `table` whose keys fall in `range`, in key order (double-ended). A
@@ -287,6 +298,18 @@ impl Transaction {
 
     /// Discards the transaction (the same as dropping it).
     pub fn abort(self) {}
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        // No longer live: the history it held back can go now, unless a commit holds the lock
+        // (never wait here; that commit or the next one prunes).
+        if self.live.take().is_some() {
+            if let Some(mut state) = self.shared.writer.try_lock() {
+                super::commit::prune(&self.shared, &mut state);
+            }
+        }
+    }
 }
 
 /// The empty tree the reads of an untouched table merge with (shared: it is never written).

@@ -2,8 +2,10 @@
 //!
 //! Changes live in two ART trees: `puts` (key -> new value) and `dels` (tombstones: keys of the
 //! snapshot the transaction removed, empty values). The two are disjoint. Memory is the trees'
-//! density over the changed keys only; nothing is stored per untouched key. A key removed that
-//! the snapshot does not hold leaves no tombstone (there is nothing to hide).
+//! density over the changed keys only; nothing is stored per untouched key. Removing a key that
+//! neither the snapshot holds nor the transaction put leaves no tombstone (it wrote nothing);
+//! removing one it put does, even if the snapshot lacks it (it wrote the key: a concurrent
+//! writer of it must conflict).
 //!
 //! The read set (serializable only) holds point reads in a tree (a key set) and scanned ranges
 //! as a list of key ranges (an iterator's whole requested range; a cursor's visited span).
