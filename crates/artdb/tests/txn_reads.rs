@@ -264,3 +264,61 @@ fn an_empty_table_adopts_the_write_set() {
     .unwrap();
     assert_eq!(db.read().table("t").unwrap().len(), u64::from(n));
 }
+
+#[test]
+fn stats_report_the_oldest_snapshot_and_the_pages_it_pins() {
+    let (_, db) = common::memory_db();
+    db.create_table("t").unwrap();
+    let fill = |round: u32| {
+        db.transact(|txn| {
+            for i in 0..4000u32 {
+                txn.insert("t", &i.to_be_bytes(), &[round as u8; 24])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    };
+    fill(1);
+    db.checkpoint().unwrap();
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.txn.oldest_snapshot_age, None);
+    assert_eq!(stats.txn.live_writers, 0);
+    let reader = db.begin_read();
+    let writer = db.begin_write(WriteOptions::default()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The long reader blocks neither commits nor checkpoints.
+    fill(2);
+    db.checkpoint().unwrap();
+    let stats = db.stats().unwrap();
+    assert!(stats.txn.oldest_snapshot_age.unwrap() >= std::time::Duration::from_millis(20));
+    assert_eq!(stats.txn.live_writers, 1);
+    assert!(
+        stats.txn.oldest_snapshot_pinned_pages > 0,
+        "the first version's pages are pinned: {stats:?}"
+    );
+    assert!(
+        stats.txn.history_records >= 1,
+        "the open writer keeps the record"
+    );
+    assert_eq!(
+        reader.get("t", &1u32.to_be_bytes()).unwrap(),
+        Some([1u8; 24].as_slice())
+    );
+    drop(reader);
+    drop(writer);
+    let stats = db.stats().unwrap();
+    assert_eq!(stats.txn.oldest_snapshot_age, None);
+    assert_eq!(stats.txn.oldest_snapshot_pinned_pages, 0);
+    assert_eq!(
+        stats.txn.history_records, 0,
+        "pruned when the last writer ended"
+    );
+    let free_before = stats.store.free_pages.unwrap_or(0);
+    fill(3);
+    db.checkpoint().unwrap();
+    let stats = db.stats().unwrap();
+    assert!(
+        stats.store.free_pages.unwrap_or(0) + stats.store.pending_pages.unwrap_or(0) > free_before,
+        "its pages are released: {stats:?}"
+    );
+}
