@@ -423,3 +423,28 @@ fn put_then_remove_of_a_new_key_conflicts_with_a_concurrent_insert() {
         assert_eq!(committed(&db, b"9"), v("99"));
     }
 }
+
+/// A write batch (`Db::write`) keeps no key set: to transactions that started before it, its
+/// commit is a write of every table it touched. Its records are pruned like any other.
+#[test]
+fn write_batches_count_as_whole_table_writes() {
+    for level in LEVELS {
+        let db = setup();
+        db.create_table("other").unwrap();
+        let mut t1 = begin(&db, level);
+        let mut t2 = begin(&db, level);
+        t1.insert("test", b"7", b"70").unwrap();
+        t2.insert("other", b"7", b"70").unwrap();
+        let mut batch = db.write().unwrap();
+        batch.insert("test", b"8", b"80").unwrap();
+        batch.commit().unwrap();
+        assert!(is_conflict(t1.commit()), "{level:?}");
+        t2.commit().unwrap();
+        for i in 0..100u32 {
+            let mut batch = db.write().unwrap();
+            batch.insert("test", &i.to_be_bytes(), b"x").unwrap();
+            batch.commit().unwrap();
+        }
+        assert_eq!(db.stats().unwrap().txn.history_records, 0);
+    }
+}

@@ -509,6 +509,7 @@ impl Db {
         }
         state.history.push_whole([table]);
         self.shared.publish(state, &[table.to_string()]);
+        crate::txn::prune_history(&self.shared, state);
         state.checkpoint(&self.shared, false)?;
         Ok(Some(len))
     }

@@ -230,6 +230,7 @@ impl<'db> WriteTxn<'db> {
             state.history.push_whole(changed);
         }
         self.shared.publish(state, &touched);
+        crate::txn::prune_history(self.shared, state);
         self.committed = true;
         Ok(())
     }

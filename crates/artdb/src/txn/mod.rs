@@ -19,6 +19,7 @@ mod merge;
 mod transaction;
 mod write_set;
 
+pub(crate) use commit::prune as prune_history;
 pub(crate) use history::History;
 pub(crate) use live::{Live, LiveGuard};
 pub use merge::{TxnCursor, TxnIter};
