@@ -39,6 +39,24 @@ pub enum CorruptionKind {
     Node(String),
     /// `verify` found a violated invariant.
     Invariant(String),
+    /// The file ends before the end of the pages its checkpoint names (`needed` bytes): it was
+    /// truncated (a checkpoint syncs its pages before its superblock, so no crash does this).
+    Truncated {
+        /// Bytes the checkpoint needs.
+        needed: u64,
+    },
+    /// Salvage was asked for but no valid checkpoint older than the newest exists.
+    NoPreviousCheckpoint,
+    /// The newest checkpoint's superblock was written whole, but what it names is missing or
+    /// damaged (`problem`): truncation or damage, not a crash. Open does not fall back to the
+    /// previous checkpoint by itself (that would lose the newest silently); the salvage option
+    /// opens it read-only.
+    NewestCheckpoint {
+        /// The newest checkpoint's generation.
+        generation: u64,
+        /// What is wrong with it.
+        problem: Box<CorruptionKind>,
+    },
 }
 
 /// The errors of artdb.
@@ -113,6 +131,9 @@ pub enum Error {
         /// The table's name.
         name: String,
     },
+    /// The database was opened read-only (`Options::read_only`, or for salvage): writes,
+    /// checkpoints and bulk loads are refused.
+    ReadOnly,
     /// An earlier I/O failure left the file in an unknown state; writes are refused until the
     /// database is reopened.
     Poisoned,
@@ -141,6 +162,16 @@ impl fmt::Display for Error {
             Error::Io { op, source } => write!(
                 f,
                 "I/O error during {op}: {source}; check the disk and free space, then reopen the database"
+            ),
+            Error::Corruption {
+                at,
+                kind: kind @ CorruptionKind::NewestCheckpoint { .. },
+            } => write!(
+                f,
+                "the database file is damaged at byte {at}: {kind}; the previous checkpoint may \
+                 be readable: open read-only with the salvage option \
+                 (`Options::salvage_previous_checkpoint`) to copy out what it holds, or restore \
+                 the file from a backup"
             ),
             Error::Corruption { at, kind } => write!(
                 f,
@@ -185,6 +216,11 @@ impl fmt::Display for Error {
                 f,
                 "bulk load needs an empty table but {name:?} has keys; use a write batch instead"
             ),
+            Error::ReadOnly => write!(
+                f,
+                "the database was opened read-only; open it without the read-only (or salvage) \
+                 option to write"
+            ),
             Error::Poisoned => write!(
                 f,
                 "an earlier I/O error left the database file in an unknown state; writes are \
@@ -222,6 +258,20 @@ impl fmt::Display for CorruptionKind {
             CorruptionKind::Metadata(what) => write!(f, "bad metadata: {what}"),
             CorruptionKind::Node(what) => write!(f, "bad node image: {what}"),
             CorruptionKind::Invariant(what) => write!(f, "invariant violated: {what}"),
+            CorruptionKind::Truncated { needed } => write!(
+                f,
+                "the file ends before byte {needed}, which its checkpoint needs: it was truncated"
+            ),
+            CorruptionKind::NoPreviousCheckpoint => {
+                write!(f, "no valid checkpoint older than the newest to salvage")
+            }
+            CorruptionKind::NewestCheckpoint {
+                generation,
+                problem,
+            } => write!(
+                f,
+                "the newest checkpoint (generation {generation}) is missing or damaged ({problem})"
+            ),
         }
     }
 }

@@ -5,9 +5,11 @@
 
 mod common;
 
-use artdb::Error;
+use artdb::io::{MemoryStorage, Storage};
+use artdb::{CorruptionKind, Db, Error};
 use common::{dump, memory_db, open_image, Model};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 const PAGE: usize = 32 * 1024;
 
@@ -118,17 +120,14 @@ fn byte_flips_in_every_region_are_caught() {
     // The newest superblock is the one with the higher generation (byte 16 of each slot).
     let generation = |slot: usize| le_u64(image, PAGE * (1 + slot) + 16);
     let newest = if generation(0) > generation(1) { 0 } else { 1 };
+    // Each slot holds two copies; a flip damages one, and the other still opens the same
+    // checkpoint (never the previous one).
     for slot in 0..2 {
-        for offset in 0..128 {
-            let at = PAGE * (1 + slot) + offset;
-            let outcome = flip(&fixture, at, "superblock");
-            if slot == newest {
-                assert!(
-                    matches!(outcome, Outcome::Previous | Outcome::Corrupt),
-                    "byte {at}"
-                );
-            } else {
-                assert!(matches!(outcome, Outcome::Latest), "older slot byte {at}");
+        for copy in [0, PAGE / 2] {
+            for offset in 0..128 {
+                let at = PAGE * (1 + slot) + copy + offset;
+                let outcome = flip(&fixture, at, "superblock");
+                assert!(matches!(outcome, Outcome::Latest), "slot {slot} byte {at}");
             }
         }
     }
@@ -231,5 +230,108 @@ fn random_damage_never_panics() {
         }
         let context = format!("seed {seed} case {case} (ARTDB_TEST_SEED replays it)");
         let _ = probe(&image, &fixture, &context);
+    }
+}
+
+/// Opens `image` with the salvage option (the checkpoint before the newest, read-only).
+fn open_salvage(image: &[u8]) -> artdb::Result<Db> {
+    let storage = Arc::new(MemoryStorage::from_image(image).expect("reserve memory"));
+    let options = artdb::Options {
+        salvage_previous_checkpoint: true,
+        ..common::no_drop_checkpoint()
+    };
+    Db::open_in(storage as Arc<dyn Storage>, options)
+}
+
+// Regression (issue 8, item 2). Symptom: a file truncated or damaged in its newest checkpoint
+// opened silently at the previous checkpoint, `verify` called it clean, and the next write made
+// the loss permanent. Cause: open ignored a superblock naming pages past the end of the file,
+// like a torn one, and fell back. A checkpoint syncs everything its superblock names before
+// writing it, so that is truncation or damage: now `Corruption` (kind `NewestCheckpoint`), and
+// the previous checkpoint opens only through the explicit, read-only salvage option.
+#[test]
+fn truncation_at_every_page_boundary_or_a_flip_in_any_page_is_never_a_clean_older_state() {
+    let fixture = fixture();
+    let image = &fixture.image;
+    let pages = image.len() / PAGE;
+    let mut salvaged = 0;
+    for len in (0..pages).flat_map(|page| [page * PAGE, page * PAGE + PAGE / 2 + 3]) {
+        let truncated = &image[..len];
+        let context = format!("truncated to {len} of {}", image.len());
+        assert!(
+            matches!(probe(truncated, &fixture, &context), Outcome::Corrupt),
+            "{context}"
+        );
+        if len >= 3 * PAGE {
+            match open_image(truncated) {
+                Err(Error::Corruption {
+                    kind: CorruptionKind::NewestCheckpoint { .. },
+                    ..
+                }) => {}
+                Err(other) => panic!("{context}: {other}"),
+                Ok(_) => panic!("{context}: opened"),
+            }
+        }
+        match open_salvage(truncated) {
+            Ok(db) => {
+                assert!(
+                    matches!(db.write().err(), Some(Error::ReadOnly)),
+                    "{context}"
+                );
+                match dump(&db) {
+                    Ok(state) => {
+                        assert!(
+                            state == fixture.previous,
+                            "{context}: salvage read other data"
+                        );
+                        salvaged += 1;
+                    }
+                    Err(Error::Corruption { .. }) => {}
+                    Err(other) => panic!("{context}: salvage read: {other}"),
+                }
+            }
+            Err(Error::Corruption { .. }) => {}
+            Err(other) => panic!("{context}: salvage open: {other}"),
+        }
+    }
+    assert!(
+        salvaged > 0,
+        "salvage recovered the previous checkpoint of no truncation"
+    );
+    let mut corrupt = 0;
+    for page in 0..pages {
+        for offset in [8, 100, PAGE / 2 + 20, PAGE - 1] {
+            let at = page * PAGE + offset;
+            match flip(&fixture, at, "any page") {
+                Outcome::Corrupt => corrupt += 1,
+                Outcome::Latest => {}
+                Outcome::Previous => panic!("flip at byte {at} opened the previous checkpoint"),
+            }
+        }
+    }
+    assert!(corrupt >= 4 * (pages - 3) / 2, "{corrupt} of {pages} pages");
+}
+
+/// A valid newest superblock whose catalog or space map fails its checksum is corruption at
+/// open (not a fallback); the salvage option opens the previous checkpoint.
+#[test]
+fn damaged_metadata_of_the_newest_checkpoint_fails_open_and_salvage_reads_the_previous() {
+    let fixture = fixture();
+    let image = &fixture.image;
+    let generation = |slot: usize| le_u64(image, PAGE * (1 + slot) + 16);
+    let newest = PAGE * (1 + usize::from(generation(1) > generation(0)));
+    for blob_at in [newest + 32, newest + 48] {
+        let mut damaged = image.clone();
+        damaged[le_u64(image, blob_at) + 2] ^= 0x40;
+        assert!(matches!(
+            open_image(&damaged),
+            Err(Error::Corruption {
+                kind: CorruptionKind::NewestCheckpoint { .. },
+                ..
+            })
+        ));
+        let db = open_salvage(&damaged).expect("salvage opens the previous checkpoint");
+        assert!(dump(&db).unwrap() == fixture.previous);
+        assert!(matches!(db.checkpoint(), Err(Error::ReadOnly)));
     }
 }

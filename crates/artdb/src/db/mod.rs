@@ -29,7 +29,7 @@ pub use write::WriteTxn;
 
 use crate::error::{from_tree, CorruptionKind, Error, Result};
 use crate::io::{FileStorage, Storage};
-use crate::store::{PageSource, Store, StoreStats, TreeSink, WriteCounts};
+use crate::store::{OpenMode, PageSource, Store, StoreStats, TreeSink, WriteCounts};
 use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
 use parking_lot::{Mutex, RwLock};
 use pins::Pins;
@@ -43,12 +43,20 @@ pub struct Options {
     /// Checkpoint when the `Db` is dropped without [`Db::close`] (errors are ignored then;
     /// call `close` to see them). Default: true.
     pub checkpoint_on_drop: bool,
+    /// Salvage: open the checkpoint *before* the newest, read-only. For a file whose newest
+    /// checkpoint is damaged or truncated (open then fails with a `Corruption` of kind
+    /// `NewestCheckpoint`): copy out what the previous checkpoint holds. Its pages were intact
+    /// when the newest checkpoint was written, but the checkpoint after may have reused some;
+    /// those read as `Corruption`, never as other data (each page names the checkpoint that
+    /// wrote it). Default: false.
+    pub salvage_previous_checkpoint: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             checkpoint_on_drop: true,
+            salvage_previous_checkpoint: false,
         }
     }
 }
@@ -176,6 +184,9 @@ pub struct TxnStats {
 pub struct VerifyReport {
     /// Every violated invariant and checksum failure, each as the error that names it.
     pub problems: Vec<Error>,
+    /// Findings that are not damage for sure: an older superblock slot that fails its checksum
+    /// (a write torn by a crash, or damage; the next checkpoint rewrites it).
+    pub notes: Vec<String>,
     /// Tables checked.
     pub tables_checked: u64,
     /// Keys seen while walking the tables.
@@ -234,7 +245,11 @@ impl Db {
 
     /// Opens the database in `storage`.
     pub fn open_in(storage: Arc<dyn Storage>, options: Options) -> Result<Db> {
-        let (store, catalog_bytes) = Store::open(storage)?;
+        let mode = OpenMode {
+            read_only: false,
+            salvage_previous_checkpoint: options.salvage_previous_checkpoint,
+        };
+        let (store, catalog_bytes) = Store::open(storage, mode)?;
         let entries = catalog::decode(&catalog_bytes, store.durable().catalog.offset)?;
         let source: Arc<dyn NodeSource> = Arc::clone(store.source()) as Arc<dyn NodeSource>;
         let mut tables = BTreeMap::new();
@@ -340,7 +355,7 @@ impl Db {
     /// Checkpoints if anything changed, then closes the database.
     pub fn close(self) -> Result<()> {
         let mut state = self.shared.writer.lock();
-        let result = if state.needs_checkpoint() {
+        let result = if state.needs_checkpoint() && !state.store.is_read_only() {
             state.checkpoint(&self.shared, false).map(drop)
         } else {
             Ok(())
@@ -396,6 +411,9 @@ impl Db {
         let mut report = VerifyReport::default();
         {
             let mut state = self.shared.writer.lock();
+            let (problems, notes) = state.store.verify_superblocks()?;
+            report.problems.extend(problems);
+            report.notes.extend(notes);
             report.problems.extend(state.store.verify_pages()?);
             if !state.needs_checkpoint() {
                 report.problems.extend(state.verify_space_accounting()?);
@@ -520,7 +538,7 @@ impl Drop for Db {
         let mut state = self.shared.writer.lock();
         if self.options.checkpoint_on_drop
             && !state.closed
-            && !state.store.is_poisoned()
+            && state.store.check_writable().is_ok()
             && state.needs_checkpoint()
         {
             // Errors cannot be reported from drop; `close` reports them.

@@ -71,6 +71,7 @@ fn run(take_at: &[CheckpointStep]) {
     let storage = Arc::new(MemoryStorage::new().unwrap());
     let options = Options {
         checkpoint_on_drop: false,
+        ..Options::default()
     };
     let db = Db::create_in(storage, options).unwrap();
     db.create_table("t").unwrap();

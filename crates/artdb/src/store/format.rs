@@ -3,9 +3,10 @@
 //! Byte tables: docs/file-format.md#header and #superblock. All integers little-endian.
 //! The header (page 0) is written once, at create. The superblocks (pages 1 and 2) are written
 //! alternately by checkpoints: generation `g` goes to slot `g % 2`, so the slot being written
-//! never holds the newest durable superblock. At open the valid slot with the higher generation
-//! wins; a slot whose checksum or fields fail is ignored; two invalid slots are
-//! `Corruption { kind: NoValidSuperblock }`.
+//! never holds the newest durable superblock. Each slot holds the superblock twice, at the start
+//! and in the middle of its page (different sectors), so that damage to one copy is told from a
+//! torn write (which can break both) and survived. What open makes of the copies: see
+//! `store::open_superblocks` and docs/recovery.md#open.
 //!
 //! Invariant: a superblock is written only after everything it names (node pages, catalog and
 //! space blobs) has been synced (see docs/recovery.md).
@@ -25,6 +26,8 @@ pub const PAGE_SIZE: u64 = 32 * 1024;
 pub const HEADER_OFFSET: u64 = 0;
 /// Byte offsets of the two superblock slots (pages 1 and 2).
 pub const SUPERBLOCK_OFFSETS: [u64; 2] = [PAGE_SIZE, 2 * PAGE_SIZE];
+/// Byte offsets of the two copies of a superblock inside its slot's page.
+pub const SUPERBLOCK_COPY_OFFSETS: [u64; 2] = [0, PAGE_SIZE / 2];
 /// First page that holds data (node pages, extents, catalog and space blobs).
 pub const DATA_PAGE_FIRST: u64 = 3;
 /// Byte offset of the first data page.
@@ -180,14 +183,27 @@ impl Superblock {
         bytes
     }
 
-    /// Parses and checks the superblock in slot `slot` against the file's id and length.
+    /// Whether `bytes` carry the superblock magic and a matching checksum: bytes written whole
+    /// by a checkpoint (not torn, not damaged since), whatever their fields say.
+    pub fn is_sealed(bytes: &[u8; SUPERBLOCK_LEN]) -> bool {
+        bytes[SB_MAGIC_AT..SB_MAGIC_AT + 8] == SUPERBLOCK_MAGIC
+            && crc32c::crc32c(&bytes[..SB_CRC_AT]) == get_u32(bytes, SB_CRC_AT)
+    }
+
+    /// The generation field of sealed bytes (for error messages about an inconsistent one).
+    pub fn generation_of(bytes: &[u8; SUPERBLOCK_LEN]) -> u64 {
+        get_u64(bytes, SB_GENERATION_AT)
+    }
+
+    /// Parses and checks the superblock copy read from byte `at` of slot `slot` against the
+    /// file's id. The file's length is checked by the caller: an older superblock may name pages
+    /// past the end of a file that a later checkpoint shrank.
     pub fn decode(
         bytes: &[u8; SUPERBLOCK_LEN],
+        at: u64,
         slot: usize,
         file_id: u64,
-        file_len: u64,
     ) -> Result<Superblock> {
-        let at = SUPERBLOCK_OFFSETS[slot];
         let field = |name| Error::corruption(at, CorruptionKind::SuperblockField(name));
         if bytes[SB_MAGIC_AT..SB_MAGIC_AT + 8] != SUPERBLOCK_MAGIC {
             return Err(field("magic"));
@@ -224,7 +240,7 @@ impl Superblock {
             .page_count
             .checked_mul(PAGE_SIZE)
             .ok_or_else(|| field("page_count"))?;
-        if superblock.page_count < DATA_PAGE_FIRST || pages_len > file_len {
+        if superblock.page_count < DATA_PAGE_FIRST {
             return Err(field("page_count"));
         }
         for blob in [superblock.catalog, superblock.space] {
@@ -306,30 +322,16 @@ mod tests {
         }
         let superblock = sample(3);
         let bytes = superblock.encode();
-        let file_len = 10 * PAGE_SIZE;
-        assert_eq!(
-            Superblock::decode(&bytes, 1, 7, file_len).unwrap(),
-            superblock
-        );
-        assert!(
-            Superblock::decode(&bytes, 0, 7, file_len).is_err(),
-            "wrong slot"
-        );
-        assert!(
-            Superblock::decode(&bytes, 1, 8, file_len).is_err(),
-            "wrong file"
-        );
-        assert!(
-            Superblock::decode(&bytes, 1, 7, file_len - 1).is_err(),
-            "file too short"
-        );
+        let at = SUPERBLOCK_OFFSETS[1];
+        assert!(Superblock::is_sealed(&bytes));
+        assert_eq!(Superblock::decode(&bytes, at, 1, 7).unwrap(), superblock);
+        assert!(Superblock::decode(&bytes, at, 0, 7).is_err(), "wrong slot");
+        assert!(Superblock::decode(&bytes, at, 1, 8).is_err(), "wrong file");
         for i in 0..SUPERBLOCK_LEN {
             let mut flipped = bytes;
             flipped[i] ^= 0x01;
-            assert!(
-                Superblock::decode(&flipped, 1, 7, file_len).is_err(),
-                "byte {i}"
-            );
+            assert!(!Superblock::is_sealed(&flipped), "byte {i}");
+            assert!(Superblock::decode(&flipped, at, 1, 7).is_err(), "byte {i}");
         }
     }
 }

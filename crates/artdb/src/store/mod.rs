@@ -21,8 +21,15 @@
 //! fsync may have dropped writes), so writes are refused until the database is reopened, which
 //! finds the newest valid superblock. docs/recovery.md argues each crash point.
 //!
-//! Open reads the header, both superblocks and the catalog blob, and maps the file: its cost does
-//! not depend on the size of the database. The space map is read at the first checkpoint.
+//! Open reads the header, both copies of both superblocks, the catalog and space blobs, and maps
+//! the file: its cost does not depend on the number of nodes. Which checkpoint it opens
+//! ([`open_superblocks`]): the sealed, consistent superblock copy with the highest generation. A
+//! torn newest superblock (no copy sealed) falls back to the other slot, as a crash during the
+//! superblock write must. But everything a superblock names was synced before it was written, so
+//! if the newest sealed superblock names pages past the end of the file, or its catalog or space
+//! blob fails its checksum, that is truncation or damage: `Corruption` (kind
+//! `NewestCheckpoint`), never a silent fallback. [`OpenMode::salvage_previous_checkpoint`] opens
+//! the previous checkpoint read-only instead.
 
 mod format;
 /// Little-endian field helpers shared with the catalog.
@@ -34,7 +41,10 @@ mod source;
 mod space;
 mod writer;
 
-pub use format::{BlobRef, Header, Superblock, DATA_OFFSET, PAGE_SIZE, SUPERBLOCK_OFFSETS};
+pub use format::{
+    BlobRef, Header, Superblock, DATA_OFFSET, PAGE_SIZE, SUPERBLOCK_COPY_OFFSETS,
+    SUPERBLOCK_OFFSETS,
+};
 pub use source::PageSource;
 pub use space::{SpaceMap, NODES_PER_PAGE_MAX};
 pub use writer::{PageWriter, TreeSink, WriteCounts};
@@ -78,6 +88,145 @@ impl SpaceUsage {
     }
 }
 
+/// How [`Store::open`] opens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenMode {
+    /// Refuse every write ([`Error::ReadOnly`]).
+    pub read_only: bool,
+    /// Open the checkpoint before the newest (implies `read_only`).
+    pub salvage_previous_checkpoint: bool,
+}
+
+/// One copy of a superblock as found in the file.
+#[derive(Debug)]
+enum Copy {
+    /// All zero: never written.
+    Blank,
+    /// Not sealed (magic or checksum fails): a write torn by a crash, or damage.
+    Unsealed,
+    /// Sealed but inconsistent with the file (slot, file id or fields): damage, not a tear.
+    Inconsistent { generation: u64, error: Error },
+    /// A valid superblock.
+    Valid(Superblock),
+}
+
+/// The four superblock copies of a file: `[slot][copy]`.
+struct Copies([[Copy; 2]; 2]);
+
+impl Copies {
+    fn read(storage: &dyn Storage, file_id: u64) -> Result<Copies> {
+        let read = |slot: usize, copy: usize| -> Result<Copy> {
+            let at = SUPERBLOCK_OFFSETS[slot] + SUPERBLOCK_COPY_OFFSETS[copy];
+            let mut bytes = [0u8; SUPERBLOCK_LEN];
+            storage
+                .read_at(at, &mut bytes)
+                .map_err(Error::io("read a superblock"))?;
+            Ok(if bytes.iter().all(|&byte| byte == 0) {
+                Copy::Blank
+            } else if !Superblock::is_sealed(&bytes) {
+                Copy::Unsealed
+            } else {
+                match Superblock::decode(&bytes, at, slot, file_id) {
+                    Ok(superblock) => Copy::Valid(superblock),
+                    Err(error) => Copy::Inconsistent {
+                        generation: Superblock::generation_of(&bytes),
+                        error,
+                    },
+                }
+            })
+        };
+        Ok(Copies([
+            [read(0, 0)?, read(0, 1)?],
+            [read(1, 0)?, read(1, 1)?],
+        ]))
+    }
+
+    fn valid(&self) -> impl Iterator<Item = &Superblock> {
+        self.0.iter().flatten().filter_map(|copy| match copy {
+            Copy::Valid(superblock) => Some(superblock),
+            _ => None,
+        })
+    }
+}
+
+/// Chooses the checkpoint to open from the superblock copies (see the module docs): the newest
+/// valid one, or with `salvage` the newest valid one of an older generation.
+fn open_superblocks(
+    storage: &dyn Storage,
+    file_id: u64,
+    file_len: u64,
+    salvage: bool,
+) -> Result<Superblock> {
+    let copies = Copies::read(storage, file_id)?;
+    let newest = copies
+        .valid()
+        .max_by_key(|superblock| superblock.generation)
+        .copied();
+    let inconsistent = copies.0.iter().flatten().filter_map(|copy| match copy {
+        Copy::Inconsistent { generation, error } => Some((*generation, error)),
+        _ => None,
+    });
+    // A sealed copy claiming a newer generation than every valid one: the newest superblock
+    // was written whole and damaged since (a torn write is never sealed).
+    let newest_generation = newest.map_or(0, |superblock| superblock.generation);
+    if let Some((generation, error)) = inconsistent
+        .filter(|(generation, _)| *generation > newest_generation)
+        .max_by_key(|(generation, _)| *generation)
+    {
+        if !salvage {
+            return Err(newest_damaged(generation, error));
+        }
+    }
+    let Some(newest) = newest else {
+        return Err(Error::corruption(
+            SUPERBLOCK_OFFSETS[0],
+            CorruptionKind::NoValidSuperblock,
+        ));
+    };
+    let chosen = if salvage {
+        copies
+            .valid()
+            .filter(|superblock| superblock.generation < newest.generation)
+            .max_by_key(|superblock| superblock.generation)
+            .copied()
+            .ok_or(Error::corruption(
+                SUPERBLOCK_OFFSETS[0],
+                CorruptionKind::NoPreviousCheckpoint,
+            ))?
+    } else {
+        newest
+    };
+    let needed = chosen.page_count * PAGE_SIZE;
+    if needed > file_len {
+        let error = Error::corruption(file_len, CorruptionKind::Truncated { needed });
+        return Err(if salvage {
+            error
+        } else {
+            newest_damaged(chosen.generation, &error)
+        });
+    }
+    Ok(chosen)
+}
+
+/// `error`, found in the newest checkpoint (generation `generation`), as the corruption that
+/// says a previous checkpoint may be salvaged.
+fn newest_damaged(generation: u64, error: &Error) -> Error {
+    match error {
+        Error::Corruption { at, kind } => Error::corruption(
+            *at,
+            CorruptionKind::NewestCheckpoint {
+                generation,
+                problem: Box::new(kind.clone()),
+            },
+        ),
+        Error::Io { op, source } => Error::Io {
+            op,
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        other => Error::Tree(other.to_string()),
+    }
+}
+
 /// The write side of the store (see the module docs). Owned by the database under its writer
 /// lock; readers go through the shared [`PageSource`].
 pub struct Store {
@@ -87,6 +236,7 @@ pub struct Store {
     durable: Superblock,
     space: Option<SpaceMap>,
     poisoned: bool,
+    read_only: bool,
 }
 
 impl Store {
@@ -99,7 +249,7 @@ impl Store {
         storage
             .write_at(0, &first_pages)
             .map_err(Error::io("write the header"))?;
-        let source = Arc::new(PageSource::new(Arc::clone(&storage), DATA_OFFSET)?);
+        let source = Arc::new(PageSource::new(Arc::clone(&storage), DATA_OFFSET, 0)?);
         let durable = Superblock {
             file_id,
             generation: 0,
@@ -115,14 +265,16 @@ impl Store {
             durable,
             space: Some(SpaceMap::new()),
             poisoned: false,
+            read_only: false,
         };
         store.begin_checkpoint(None)?.finish()?;
         store.commit(catalog, std::iter::empty(), 0)?;
         Ok(store)
     }
 
-    /// Opens the database file in `storage`; returns the store and the catalog blob's bytes.
-    pub fn open(storage: Arc<dyn Storage>) -> Result<(Store, Vec<u8>)> {
+    /// Opens the database file in `storage` (see the module docs for which checkpoint); returns
+    /// the store and the catalog blob's bytes.
+    pub fn open(storage: Arc<dyn Storage>, mode: OpenMode) -> Result<(Store, Vec<u8>)> {
         let file_len = storage.len().map_err(Error::io("read the file length"))?;
         if file_len < DATA_OFFSET {
             return Err(Error::corruption(file_len, CorruptionKind::FileTooShort));
@@ -132,40 +284,110 @@ impl Store {
             .read_at(0, &mut header_bytes)
             .map_err(Error::io("read the header"))?;
         let header = Header::decode(&header_bytes)?;
-        let durable = Store::newest_superblock(&*storage, header.file_id, file_len)?;
-        let catalog = read_blob(&*storage, durable.catalog, "catalog checksum")?;
+        let salvage = mode.salvage_previous_checkpoint;
+        let durable = open_superblocks(&*storage, header.file_id, file_len, salvage)?;
+        let in_checkpoint = |error: Error| {
+            if salvage {
+                error
+            } else {
+                newest_damaged(durable.generation, &error)
+            }
+        };
+        let catalog =
+            read_blob(&*storage, durable.catalog, "catalog checksum").map_err(in_checkpoint)?;
+        let space = read_blob(&*storage, durable.space, "space map checksum")
+            .and_then(|bytes| SpaceMap::decode(&bytes, durable.space.offset, durable.page_count))
+            .map_err(in_checkpoint)?;
         let source = Arc::new(PageSource::new(
             Arc::clone(&storage),
             durable.page_count * PAGE_SIZE,
+            durable.generation,
         )?);
         let store = Store {
             storage,
             source,
             header,
             durable,
-            space: None,
+            space: Some(space),
             poisoned: false,
+            read_only: mode.read_only || salvage,
         };
         Ok((store, catalog))
     }
 
-    fn newest_superblock(storage: &dyn Storage, file_id: u64, file_len: u64) -> Result<Superblock> {
-        let mut newest: Option<Superblock> = None;
-        for (slot, &offset) in SUPERBLOCK_OFFSETS.iter().enumerate() {
-            let mut bytes = [0u8; SUPERBLOCK_LEN];
-            storage
-                .read_at(offset, &mut bytes)
-                .map_err(Error::io("read a superblock"))?;
-            if let Ok(candidate) = Superblock::decode(&bytes, slot, file_id, file_len) {
-                if newest.map_or(true, |best| candidate.generation > best.generation) {
-                    newest = Some(candidate);
+    /// Whether the store refuses writes because it was opened read-only (or for salvage).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Checks all four superblock copies; returns the problems (certain damage) and notes (a
+    /// copy that a crash during a superblock write may have torn, or that was damaged: the two
+    /// cannot be told apart by the file alone, and the next checkpoints rewrite it).
+    pub fn verify_superblocks(&self) -> Result<(Vec<Error>, Vec<String>)> {
+        let copies = Copies::read(&*self.storage, self.header.file_id)?;
+        let newest = copies
+            .valid()
+            .map(|superblock| superblock.generation)
+            .max()
+            .unwrap_or(0);
+        let newest_slot = Superblock::slot(newest);
+        let mut problems = Vec::new();
+        let mut notes = Vec::new();
+        for (slot, pair) in copies.0.iter().enumerate() {
+            // Whether this slot held a complete superblock before its last write (generation
+            // `newest - 2` in the newest slot, `newest - 1` in the other): then no crash can
+            // leave a copy of it all zero.
+            let written_before = if slot == newest_slot {
+                newest >= 3
+            } else {
+                newest >= 2
+            };
+            let other_valid = pair.iter().any(|copy| matches!(copy, Copy::Valid(_)));
+            for (index, copy) in pair.iter().enumerate() {
+                let at = SUPERBLOCK_OFFSETS[slot] + SUPERBLOCK_COPY_OFFSETS[index];
+                let place = format!("superblock slot {slot} copy {index} (byte {at})");
+                let torn_or_damaged = |what: &str| {
+                    format!(
+                        "{place} {what}: a superblock write torn by a crash, or damage (the two \
+                         cannot be told apart); the newest checkpoint opens from another copy and \
+                         the next checkpoints rewrite this one"
+                    )
+                };
+                match copy {
+                    Copy::Valid(superblock) => {
+                        if slot == newest_slot && superblock.generation != newest {
+                            notes.push(torn_or_damaged(&format!(
+                                "holds generation {} beside the newest, {newest}",
+                                superblock.generation
+                            )));
+                        }
+                    }
+                    Copy::Inconsistent { error, .. } => {
+                        problems.push(Error::corruption(
+                            at,
+                            CorruptionKind::Invariant(format!(
+                                "{place} is sealed but inconsistent, so it was damaged after it \
+                                 was written: {error}"
+                            )),
+                        ));
+                    }
+                    Copy::Unsealed => notes.push(torn_or_damaged("fails its checksum")),
+                    Copy::Blank if index == 1 && other_valid => notes.push(format!(
+                        "{place} is blank: a file written before superblocks had two copies, or \
+                         damage; the next checkpoints rewrite it"
+                    )),
+                    Copy::Blank if written_before => problems.push(Error::corruption(
+                        at,
+                        CorruptionKind::Invariant(format!(
+                            "{place} is zeroed although a complete superblock was written there \
+                             (no crash does that)"
+                        )),
+                    )),
+                    Copy::Blank => {}
                 }
             }
         }
-        newest.ok_or(Error::corruption(
-            SUPERBLOCK_OFFSETS[0],
-            CorruptionKind::NoValidSuperblock,
-        ))
+        Ok((problems, notes))
     }
 
     /// The read side, shared with every tree.
@@ -180,6 +402,9 @@ impl Store {
 
     /// Refuses writes after an I/O failure of unknown outcome.
     pub fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
         if self.poisoned {
             return Err(Error::Poisoned);
         }
@@ -189,11 +414,6 @@ impl Store {
     /// Marks the store as refusing writes until reopened (see the module docs).
     pub fn poison(&mut self) {
         self.poisoned = true;
-    }
-
-    /// Whether an I/O failure poisoned the store.
-    pub fn is_poisoned(&self) -> bool {
-        self.poisoned
     }
 
     fn space(&mut self) -> Result<&mut SpaceMap> {
@@ -322,8 +542,15 @@ impl Store {
             wal_position: previous.wal_position,
         };
         let slot = Superblock::slot(superblock.generation);
+        // Both copies in one write (the bytes between them are zero anyway): one call, so a
+        // failed write leaves no copy in the page cache; a crash may still tear it anywhere.
+        let bytes = superblock.encode();
+        let mut both = vec![0u8; (SUPERBLOCK_COPY_OFFSETS[1] as usize) + SUPERBLOCK_LEN];
+        for copy in SUPERBLOCK_COPY_OFFSETS {
+            both[copy as usize..copy as usize + SUPERBLOCK_LEN].copy_from_slice(&bytes);
+        }
         storage
-            .write_at(SUPERBLOCK_OFFSETS[slot], &superblock.encode())
+            .write_at(SUPERBLOCK_OFFSETS[slot], &both)
             .map_err(Error::io("write the superblock"))?;
         storage.sync().map_err(Error::io("sync the superblock"))?;
         // Only now may the file shrink: the previous superblock's page count no longer matters.
@@ -333,7 +560,8 @@ impl Store {
                 .set_len(page_count * PAGE_SIZE)
                 .map_err(Error::io("shrink the file"))?;
         }
-        self.source.publish_data_end(page_count * PAGE_SIZE);
+        self.source
+            .publish_data_end(page_count * PAGE_SIZE, superblock.generation);
         self.durable = superblock;
         Ok(superblock)
     }

@@ -8,7 +8,7 @@
 //! The CRC32C covers bytes 4.. of the page (or of the whole extent), header fields included; it is
 //! checked the first time a process uses the page (see `source`) and in full by `verify`.
 
-use super::format::{get_u32, put_u16, put_u32, put_u64, PAGE_SIZE};
+use super::format::{get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZE};
 
 /// Length of a page header in bytes; the first image of a page starts here.
 pub const PAGE_HEADER_LEN: usize = 24;
@@ -59,6 +59,8 @@ pub struct PageHeader {
     pub kind: u8,
     /// Pages covered by the checksum (1 for a packed page).
     pub extent_pages: u32,
+    /// Generation of the checkpoint that wrote the page.
+    pub generation: u64,
 }
 
 impl PageHeader {
@@ -67,6 +69,7 @@ impl PageHeader {
         PageHeader {
             kind: bytes[PAGE_KIND_AT],
             extent_pages: get_u32(bytes, PAGE_EXTENT_PAGES_AT),
+            generation: get_u64(bytes, PAGE_GENERATION_AT),
         }
     }
 }

@@ -10,8 +10,11 @@
 //! use; so the address space used is at most about twice the final file size. Each window carries
 //! its own bitset of verified pages, seeded from the previous window's.
 //!
-//! Invariants: a page's bit is set only after its checksum matched, or because this process wrote
-//! the page itself; offsets at or past `data_end` are never read (they may be past the file).
+//! Invariants: a page's bit is set only after its checksum matched and its generation was at most
+//! the newest checkpoint this process opened or wrote (a page written by a later checkpoint than
+//! the one being read is a reused page: read through a salvaged older checkpoint, it would be
+//! another node's bytes), or because this process wrote the page itself; offsets at or past
+//! `data_end` are never read (they may be past the file).
 
 use super::format::PAGE_SIZE;
 use super::page::{
@@ -53,16 +56,19 @@ pub struct PageSource {
     #[allow(clippy::vec_box)]
     windows: Mutex<Vec<Box<Window>>>,
     data_end: AtomicU64,
+    generation_max: AtomicU64,
 }
 
 impl PageSource {
     /// A source over `storage` whose first `data_end` bytes hold published pages.
-    pub fn new(storage: Arc<dyn Storage>, data_end: u64) -> Result<PageSource> {
+    /// `generation` is the checkpoint being read: pages of a later one are refused.
+    pub fn new(storage: Arc<dyn Storage>, data_end: u64, generation: u64) -> Result<PageSource> {
         let source = PageSource {
             storage,
             window: AtomicPtr::new(std::ptr::null_mut()),
             windows: Mutex::new(Vec::new()),
             data_end: AtomicU64::new(0),
+            generation_max: AtomicU64::new(generation),
         };
         source.ensure_window(data_end)?;
         source.data_end.store(data_end, Ordering::Release);
@@ -104,9 +110,11 @@ impl PageSource {
         Ok(())
     }
 
-    /// Raises the data end after the writer wrote pages up to `data_end` (never lowers it).
-    pub fn publish_data_end(&self, data_end: u64) {
+    /// Raises the data end after the writer wrote pages up to `data_end` (never lowers it), and
+    /// the newest generation whose pages may be read to `generation`.
+    pub fn publish_data_end(&self, data_end: u64, generation: u64) {
         self.data_end.fetch_max(data_end, Ordering::AcqRel);
+        self.generation_max.fetch_max(generation, Ordering::AcqRel);
     }
 
     fn window(&self) -> &Window {
@@ -174,6 +182,11 @@ impl PageSource {
             .ok_or_else(|| corrupt(CorruptionKind::NodeOffset))?;
         if !checksum_matches(covered) {
             return Err(corrupt(CorruptionKind::PageChecksum));
+        }
+        if header.generation > self.generation_max.load(Ordering::Acquire) {
+            return Err(corrupt(CorruptionKind::PageHeader(
+                "written by a later checkpoint than the one open (the page was reused)",
+            )));
         }
         for verified in page..page + pages {
             window.set_verified(verified);

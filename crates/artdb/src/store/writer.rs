@@ -211,7 +211,7 @@ impl<'s> PageWriter<'s> {
         self.flush_run()?;
         let data_end = self.space.page_count() * PAGE_SIZE;
         self.source.ensure_window(data_end)?;
-        self.source.publish_data_end(data_end);
+        self.source.publish_data_end(data_end, self.generation);
         Ok(self.counts)
     }
 

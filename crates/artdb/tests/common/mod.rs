@@ -16,6 +16,7 @@ pub type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 pub fn no_drop_checkpoint() -> Options {
     Options {
         checkpoint_on_drop: false,
+        ..Options::default()
     }
 }
 
