@@ -1,0 +1,280 @@
+//! bitable: `artdb.bitable.build(path, sorted_pairs, durable=True)` and `artdb.bitable.open(path)`.
+//!
+//! `build` reads the Python pairs in chunks (with the GIL) and appends each chunk to the builder
+//! with the GIL released; the keys must be strictly increasing (`UnsortedError` /
+//! `DuplicateKeyError` name the pair, and no file appears under `path`). `open` maps the file;
+//! lookups borrow from the map and copy each value once, into its `bytes`; scans are the lazy
+//! iterators of `iter.rs`. `close` (or the end of a `with` block) unmaps; later use raises
+//! `ClosedError`.
+
+use crate::buffer::{bytes_of, type_name};
+use crate::errors::{self, EngineResult};
+use crate::iter::{Bounds, Mode, Origin, PairIter};
+use artdb_bitable::{Builder, Durability};
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::ops::Bound as KeyBound;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Pairs appended per release of the GIL.
+const CHUNK_PAIRS: usize = 4096;
+
+/// Builds the bitable file `path` from `pairs` (an iterable of `(key, value)` in strictly
+/// increasing key order). `durable`: sync before the file appears under its name. Returns
+/// `{"pairs": n, "file_bytes": n}`.
+#[pyfunction(name = "build_bitable")]
+#[pyo3(signature = (path, pairs, *, durable=true))]
+pub fn build<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    pairs: &Bound<'py, PyAny>,
+    durable: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut builder = py.allow_threads(|| Builder::create(&path)).py(py)?;
+    let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK_PAIRS);
+    for item in pairs.try_iter()? {
+        let item = item?;
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "expected (key, value) pairs, got {}",
+                type_name(&item)
+            ))
+        })?;
+        chunk.push((
+            bytes_of(&key, "key")?.into_owned(),
+            bytes_of(&value, "value")?.into_owned(),
+        ));
+        if chunk.len() == CHUNK_PAIRS {
+            append_chunk(py, &mut builder, &mut chunk)?;
+        }
+    }
+    append_chunk(py, &mut builder, &mut chunk)?;
+    let durability = if durable {
+        Durability::Durable
+    } else {
+        Durability::NonDurable
+    };
+    let summary = py.allow_threads(|| builder.finish(durability)).py(py)?;
+    let dict = PyDict::new(py);
+    dict.set_item("pairs", summary.pairs)?;
+    dict.set_item("file_bytes", summary.file_bytes)?;
+    Ok(dict)
+}
+
+fn append_chunk(
+    py: Python<'_>,
+    builder: &mut Builder,
+    chunk: &mut Vec<(Vec<u8>, Vec<u8>)>,
+) -> PyResult<()> {
+    py.allow_threads(|| {
+        for (key, value) in chunk.iter() {
+            builder.append(key, value)?;
+        }
+        Ok::<(), artdb_bitable::Error>(())
+    })
+    .py(py)?;
+    chunk.clear();
+    Ok(())
+}
+
+/// Opens the bitable file at `path` (read-only, memory-mapped).
+#[pyfunction(name = "open_bitable")]
+pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<BitableTable> {
+    let table = py
+        .allow_threads(|| artdb_bitable::Table::open(&path))
+        .py(py)?;
+    Ok(BitableTable {
+        table: Mutex::new(Some(Arc::new(table))),
+        path,
+    })
+}
+
+/// An open bitable: a read-only sorted mapping of `bytes` to `bytes`.
+#[pyclass(name = "Bitable", module = "artdb.bitable", frozen)]
+pub struct BitableTable {
+    table: Mutex<Option<Arc<artdb_bitable::Table>>>,
+    path: PathBuf,
+}
+
+impl BitableTable {
+    fn table(&self, py: Python<'_>) -> PyResult<Arc<artdb_bitable::Table>> {
+        self.table.lock().as_ref().map(Arc::clone).ok_or_else(|| {
+            errors::new_error(
+                py,
+                "ClosedError",
+                format!(
+                    "the bitable {} is closed; open it again",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    fn lookup<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let key = bytes_of(key, "key")?;
+        let table = self.table(py)?;
+        let value = table.get(&key).py(py)?;
+        Ok(value.map(|value| PyBytes::new(py, value)))
+    }
+
+    fn scan(
+        &self,
+        py: Python<'_>,
+        bounds: Bounds,
+        reverse: bool,
+        mode: Mode,
+    ) -> PyResult<PairIter> {
+        Ok(PairIter::new(
+            Origin::Bitable(self.table(py)?),
+            bounds,
+            reverse,
+            mode,
+        ))
+    }
+}
+
+#[pymethods]
+impl BitableTable {
+    /// The value of `key`, or `default`.
+    #[pyo3(signature = (key, default=None))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(match self.lookup(py, key)? {
+            Some(value) => Some(value.into_any()),
+            None => default,
+        })
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.lookup(py, key)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.lookup(py, key)?.is_some())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.table(py)?.len() as usize)
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PairIter> {
+        self.scan(py, Bounds::all(), false, Mode::Keys)
+    }
+
+    fn __reversed__(&self, py: Python<'_>) -> PyResult<PairIter> {
+        self.scan(py, Bounds::all(), true, Mode::Keys)
+    }
+
+    /// Keys in order (an iterator).
+    fn keys(&self, py: Python<'_>) -> PyResult<PairIter> {
+        self.scan(py, Bounds::all(), false, Mode::Keys)
+    }
+
+    /// Values in key order (an iterator).
+    fn values(&self, py: Python<'_>) -> PyResult<PairIter> {
+        self.scan(py, Bounds::all(), false, Mode::Values)
+    }
+
+    /// `(key, value)` pairs in key order (an iterator).
+    fn items(&self, py: Python<'_>) -> PyResult<PairIter> {
+        self.scan(py, Bounds::all(), false, Mode::Items)
+    }
+
+    /// `(key, value)` pairs with `start <= key < end` (`<= end` with `inclusive_end`).
+    #[pyo3(signature = (start=None, end=None, *, inclusive_end=false, reverse=false))]
+    fn range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        inclusive_end: bool,
+        reverse: bool,
+    ) -> PyResult<PairIter> {
+        let start = match start {
+            Some(start) if !start.is_none() => {
+                KeyBound::Included(bytes_of(start, "start key")?.into_owned())
+            }
+            _ => KeyBound::Unbounded,
+        };
+        let end = match end {
+            Some(end) if !end.is_none() => {
+                let end = bytes_of(end, "end key")?.into_owned();
+                if inclusive_end {
+                    KeyBound::Included(end)
+                } else {
+                    KeyBound::Excluded(end)
+                }
+            }
+            _ => KeyBound::Unbounded,
+        };
+        self.scan(py, Bounds { start, end }, reverse, Mode::Items)
+    }
+
+    /// `(key, value)` pairs whose keys start with `prefix`.
+    #[pyo3(signature = (prefix, *, reverse=false))]
+    fn prefix(
+        &self,
+        py: Python<'_>,
+        prefix: &Bound<'_, PyAny>,
+        reverse: bool,
+    ) -> PyResult<PairIter> {
+        self.scan(
+            py,
+            Bounds::prefix(&bytes_of(prefix, "prefix")?),
+            reverse,
+            Mode::Items,
+        )
+    }
+
+    /// Checks every page and cross-page invariant; raises `CorruptionError` on damage.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        let table = self.table(py)?;
+        py.allow_threads(|| table.verify()).py(py)
+    }
+
+    /// Unmaps the file (idempotent); later use raises `ClosedError`.
+    fn close(&self) {
+        self.table.lock().take();
+    }
+
+    /// The file.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (_kind, _value, _traceback))]
+    fn __exit__(
+        &self,
+        _kind: Option<&Bound<'_, PyAny>>,
+        _value: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<artdb.bitable.Bitable {:?}>", self.path)
+    }
+}

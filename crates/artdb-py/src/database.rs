@@ -1,0 +1,321 @@
+//! database: `artdb.open(...)` and `artdb.Database`.
+//!
+//! Options that the engine on main does not have yet are refused, never ignored:
+//! `isolation="serializable"` raises `NotSupportedError` until the engine's MVCC transactions
+//! land. Durability `"sync"` (the default) makes each commit durable before it returns by
+//! checkpointing after it (the engine has no write-ahead log yet, so that is the only way);
+//! `"nosync"` leaves commits durable at the next checkpoint or close.
+
+use crate::core::{Durability, Inner};
+use crate::errors::{self, EngineResult};
+use crate::table::{Source, Table};
+use crate::txn::{ReadSnapshot, TxnState, WriteTransaction};
+use artdb::{Db, Options};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Opens (or, with `create`, creates) the database file at `path`.
+#[pyfunction]
+#[pyo3(signature = (path, *, create=true, durability="sync"))]
+pub fn open(py: Python<'_>, path: PathBuf, create: bool, durability: &str) -> PyResult<Database> {
+    let durability = Durability::parse(durability)?;
+    let opened = py
+        .allow_threads(|| {
+            if create && !path.exists() {
+                match Db::create(&path, Options::default()) {
+                    // Created by someone else in between: open theirs.
+                    Err(artdb::Error::AlreadyExists { .. }) => {}
+                    other => return other,
+                }
+            }
+            Db::open(&path, Options::default())
+        })
+        .py(py)?;
+    Ok(Database {
+        inner: Arc::new(Inner::new(opened, path, durability)),
+    })
+}
+
+/// Parses the isolation keyword.
+fn check_isolation(py: Python<'_>, isolation: &str) -> PyResult<()> {
+    match isolation {
+        "snapshot" => Ok(()),
+        "serializable" => Err(errors::not_supported(
+            py,
+            "isolation=\"serializable\" needs the engine's MVCC transactions, which are not in \
+             this build yet; use the default isolation=\"snapshot\""
+                .to_string(),
+        )),
+        other => Err(PyValueError::new_err(format!(
+            "isolation must be \"snapshot\" or \"serializable\", not {other:?}"
+        ))),
+    }
+}
+
+/// An open artdb database (see `artdb.open`).
+#[pyclass(name = "Database", module = "artdb", frozen)]
+pub struct Database {
+    inner: Arc<Inner>,
+}
+
+impl Database {
+    fn durability_or_default(&self, durability: Option<&str>) -> PyResult<Durability> {
+        match durability {
+            Some(text) => Durability::parse(text),
+            None => Ok(self.inner.durability),
+        }
+    }
+
+    fn begin(
+        &self,
+        py: Python<'_>,
+        durability: Option<&str>,
+        isolation: &str,
+    ) -> PyResult<WriteTransaction> {
+        check_isolation(py, isolation)?;
+        let durability = self.durability_or_default(durability)?;
+        let state = TxnState::begin(py, &self.inner, durability)?;
+        Ok(WriteTransaction {
+            state: Arc::new(state),
+        })
+    }
+}
+
+/// Whether `error` is an `artdb.ConflictError`.
+fn is_conflict(py: Python<'_>, error: &PyErr) -> bool {
+    match errors::class(py, "ConflictError") {
+        Ok(class) => error.is_instance(py, &class),
+        Err(_) => false,
+    }
+}
+
+/// Sleeps about 50us * 2^attempt, at most ~10 ms, jittered, with the GIL released.
+fn backoff(py: Python<'_>, attempt: u32) {
+    let base_us = 50u64 << attempt.min(8);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| u64::from(elapsed.subsec_nanos()));
+    let pause_us = base_us / 2 + nanos % (base_us / 2 + 1);
+    py.allow_threads(|| std::thread::sleep(Duration::from_micros(pause_us.min(10_000))));
+}
+
+#[pymethods]
+impl Database {
+    /// The table `name` (a mutable mapping; each statement its own transaction). With `create`,
+    /// an absent table is created first; otherwise it raises `TableNotFoundError`.
+    #[pyo3(signature = (name, *, create=false))]
+    fn table(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Table> {
+        let db = self.inner.db(py)?;
+        let exists = db.read().table(name).is_ok();
+        if !exists {
+            if !create {
+                db.read().table(name).py(py)?;
+            }
+            match py.allow_threads(|| db.create_table(name)) {
+                Ok(()) | Err(artdb::Error::TableExists { .. }) => {}
+                Err(error) => return Err(error).py(py),
+            }
+        }
+        Ok(Table::new(Source::Auto(Arc::clone(&self.inner)), name))
+    }
+
+    /// Names of the tables, in order.
+    fn table_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        Ok(self.inner.db(py)?.table_names())
+    }
+
+    /// Creates an empty table (`TableExistsError` if there is one).
+    fn create_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.inner.db(py)?;
+        let durability = self.inner.durability;
+        py.allow_threads(|| {
+            db.create_table(name)?;
+            durability.after_commit(&db)
+        })
+        .py(py)
+    }
+
+    /// Drops a table and all its keys (`TableNotFoundError` if there is none).
+    fn drop_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.inner.db(py)?;
+        let durability = self.inner.durability;
+        py.allow_threads(|| {
+            db.drop_table(name)?;
+            durability.after_commit(&db)
+        })
+        .py(py)
+    }
+
+    /// A read snapshot (`with db.read() as snap:`): one consistent view of every table.
+    fn read(&self, py: Python<'_>) -> PyResult<ReadSnapshot> {
+        Ok(ReadSnapshot {
+            handle: self.inner.snapshot(py, "snapshot")?,
+        })
+    }
+
+    /// A write transaction (`with db.write() as tx:`). `durability`: "sync" or "nosync"
+    /// (default: the database's). `isolation`: "snapshot" ("serializable" raises
+    /// `NotSupportedError` until the engine has it).
+    #[pyo3(signature = (*, durability=None, isolation="snapshot"))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        durability: Option<&str>,
+        isolation: &str,
+    ) -> PyResult<WriteTransaction> {
+        self.begin(py, durability, isolation)
+    }
+
+    /// Runs `function(tx)` in a write transaction and commits it; on `ConflictError` runs it
+    /// again on a fresh snapshot, up to `retries` more times with growing randomized pauses.
+    /// Any other exception aborts and propagates. Returns what `function` returned.
+    #[pyo3(signature = (function, *, retries=16, durability=None, isolation="snapshot"))]
+    fn transact(
+        &self,
+        py: Python<'_>,
+        function: &Bound<'_, PyAny>,
+        retries: u32,
+        durability: Option<&str>,
+        isolation: &str,
+    ) -> PyResult<PyObject> {
+        let mut attempt = 0u32;
+        loop {
+            let tx = Py::new(py, self.begin(py, durability, isolation)?)?;
+            let state = Arc::clone(&tx.get().state);
+            let result = function
+                .call1((tx,))
+                .and_then(|value| state.commit(py).map(|()| value.unbind()));
+            state.abort();
+            match result {
+                Err(error) if attempt < retries && is_conflict(py, &error) => {
+                    attempt += 1;
+                    backoff(py, attempt);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Makes every commit so far durable; returns what the checkpoint wrote.
+    fn checkpoint<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.inner.db(py)?;
+        let stats = py.allow_threads(|| db.checkpoint()).py(py)?;
+        let dict = PyDict::new(py);
+        dict.set_item("generation", stats.generation)?;
+        dict.set_item("images_written", stats.images_written)?;
+        dict.set_item("pages_written", stats.pages_written)?;
+        dict.set_item("bytes_written", stats.bytes_written)?;
+        dict.set_item("tables_written", stats.tables_written)?;
+        Ok(dict)
+    }
+
+    /// Figures about the tables and the file, as a dict.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.inner.db(py)?;
+        let stats = py.allow_threads(|| db.stats()).py(py)?;
+        let dict = PyDict::new(py);
+        let tables = PyDict::new(py);
+        for table in &stats.tables {
+            let entry = PyDict::new(py);
+            entry.set_item("keys", table.keys)?;
+            entry.set_item("dirty", table.dirty)?;
+            tables.set_item(&table.name, entry)?;
+        }
+        dict.set_item("path", self.inner.path.clone())?;
+        dict.set_item("durability", self.inner.durability.name())?;
+        dict.set_item("tables", tables)?;
+        dict.set_item("file_bytes", stats.store.file_bytes)?;
+        dict.set_item("page_count", stats.store.page_count)?;
+        dict.set_item("free_pages", stats.store.free_pages)?;
+        dict.set_item("pending_pages", stats.store.pending_pages)?;
+        dict.set_item("generation", stats.store.generation)?;
+        Ok(dict)
+    }
+
+    /// Checks every checksum and invariant; raises `CorruptionError` naming what is wrong, else
+    /// returns `{"tables_checked": n, "keys_checked": n}`.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.inner.db(py)?;
+        let report = py.allow_threads(|| db.verify()).py(py)?;
+        if !report.is_ok() {
+            let shown: Vec<String> = report
+                .problems
+                .iter()
+                .take(10)
+                .map(ToString::to_string)
+                .collect();
+            let more = report.problems.len().saturating_sub(shown.len());
+            let tail = if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            };
+            return Err(errors::new_error(
+                py,
+                "CorruptionError",
+                format!(
+                    "verify found {} problem(s): {}{tail}",
+                    report.problems.len(),
+                    shown.join("; ")
+                ),
+            ));
+        }
+        let dict = PyDict::new(py);
+        dict.set_item("tables_checked", report.tables_checked)?;
+        dict.set_item("keys_checked", report.keys_checked)?;
+        Ok(dict)
+    }
+
+    /// Checkpoints and closes the database (idempotent). Snapshots, iterators and transactions
+    /// of it raise `ClosedError` afterwards.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.inner.close(py)
+    }
+
+    /// Whether `close` ran.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// The database file.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path.clone()
+    }
+
+    /// The default durability of commits ("sync" or "nosync").
+    #[getter]
+    fn durability(&self) -> &'static str {
+        self.inner.durability.name()
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (_kind, _value, _traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _kind: Option<&Bound<'_, PyAny>>,
+        _value: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.inner.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.inner.is_closed() {
+            "closed"
+        } else {
+            "open"
+        };
+        format!("<artdb.Database {:?} ({state})>", self.inner.path)
+    }
+}

@@ -1,0 +1,407 @@
+//! iter: the lazy iterator behind `iter(t)`, `t.items()`, `t.range(...)`, `t.prefix(...)` and
+//! bitable scans.
+//!
+//! It holds one snapshot (an engine `ReadTxn` through a [`SnapHandle`], or a bitable `Table`) and
+//! reads it in batches: each batch seeks past the last key it returned and walks up to `batch`
+//! pairs with the GIL released, then makes the Python `bytes` straight from the slices the map
+//! lends (a value is copied once, into its `bytes`). Batches start small (a `next(iter(t))` on a
+//! big table reads little) and grow to [`BATCH_MAX`]. Re-seeking instead of keeping a borrowed
+//! engine iterator alive across calls is what keeps this module free of `unsafe`: an ART seek is
+//! O(key length).
+//!
+//! In a write transaction the iterator also carries the transaction's own changes in its range,
+//! copied when it was made (`overlay`, in iteration order; `None` = deleted); each batch merges
+//! the overlay entries up to its last key, and the overlay wins on equal keys.
+//!
+//! Invariant: keys come out strictly increasing (strictly decreasing when `reverse`), each once.
+
+use crate::core::SnapHandle;
+use crate::errors::EngineResult;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// A batch of pairs from a snapshot: keys owned or borrowed, values borrowed from the map.
+type Batch<'t> = Vec<(Cow<'t, [u8]>, &'t [u8])>;
+
+/// Pairs borrowed from a bitable's map.
+type BitablePairs<'t> = Vec<(&'t [u8], &'t [u8])>;
+
+/// The largest batch.
+const BATCH_MAX: usize = 1024;
+/// The first batch.
+const BATCH_FIRST: usize = 16;
+
+/// What each step yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The key.
+    Keys,
+    /// The value.
+    Values,
+    /// `(key, value)`.
+    Items,
+}
+
+/// Where the pairs come from.
+pub(crate) enum Origin {
+    /// A table of an engine snapshot, with a write transaction's own changes over it.
+    Db {
+        handle: Arc<SnapHandle>,
+        table: String,
+        overlay: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    },
+    /// A bitable.
+    Bitable(Arc<artdb_bitable::Table>),
+}
+
+/// A key range: where iteration starts and ends.
+#[derive(Debug, Clone)]
+pub(crate) struct Bounds {
+    pub(crate) start: Bound<Vec<u8>>,
+    pub(crate) end: Bound<Vec<u8>>,
+}
+
+impl Bounds {
+    /// Every key.
+    pub(crate) fn all() -> Bounds {
+        Bounds {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+        }
+    }
+
+    /// Keys starting with `prefix`: `[prefix, successor(prefix))`.
+    pub(crate) fn prefix(prefix: &[u8]) -> Bounds {
+        let mut end = prefix.to_vec();
+        while end.last() == Some(&0xFF) {
+            end.pop();
+        }
+        let end = match end.last_mut() {
+            Some(last) => {
+                *last += 1;
+                Bound::Excluded(end)
+            }
+            None => Bound::Unbounded,
+        };
+        Bounds {
+            start: Bound::Included(prefix.to_vec()),
+            end,
+        }
+    }
+
+    /// Whether no key can be inside (start after end).
+    pub(crate) fn is_empty(&self) -> bool {
+        match (&self.start, &self.end) {
+            (Bound::Included(start), Bound::Included(end)) => start > end,
+            (Bound::Included(start), Bound::Excluded(end))
+            | (Bound::Excluded(start), Bound::Included(end))
+            | (Bound::Excluded(start), Bound::Excluded(end)) => start >= end,
+            _ => false,
+        }
+    }
+}
+
+fn as_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(key) => Bound::Included(key.as_slice()),
+        Bound::Excluded(key) => Bound::Excluded(key.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// A lazy iterator over one snapshot (see the module docs). One thread at a time: a second
+/// thread calling `next` while a batch is read gets a `RuntimeError` (already borrowed).
+#[pyclass(name = "Iterator", module = "artdb")]
+pub struct PairIter {
+    origin: Origin,
+    bounds: Bounds,
+    reverse: bool,
+    mode: Mode,
+    /// The last key the snapshot gave (the next batch starts past it).
+    position: Option<Vec<u8>>,
+    /// Overlay entries already merged.
+    overlay_at: usize,
+    done: bool,
+    batch: usize,
+    ready: VecDeque<PyObject>,
+}
+
+impl PairIter {
+    /// An iterator over `bounds` of `origin`; `overlay` must already be restricted to `bounds`
+    /// and sorted in iteration order.
+    pub(crate) fn new(origin: Origin, bounds: Bounds, reverse: bool, mode: Mode) -> PairIter {
+        let done = bounds.is_empty();
+        PairIter {
+            origin,
+            bounds,
+            reverse,
+            mode,
+            position: None,
+            overlay_at: 0,
+            done,
+            batch: BATCH_FIRST,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The next object already read, if any.
+    pub(crate) fn ready_pop(&mut self) -> Option<PyObject> {
+        self.ready.pop_front()
+    }
+
+    /// Whether every pair has been read (what was read may still be queued).
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Reads the next batch (see [`PairIter::ready_pop`]).
+    pub(crate) fn fill_pub(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.fill(py)
+    }
+
+    /// The bounds of the next batch: the iterator's, narrowed past `position`.
+    fn window(&self) -> (Bound<&[u8]>, Bound<&[u8]>) {
+        let start = as_ref(&self.bounds.start);
+        let end = as_ref(&self.bounds.end);
+        match (&self.position, self.reverse) {
+            (None, _) => (start, end),
+            (Some(at), false) => (Bound::Excluded(at.as_slice()), end),
+            (Some(at), true) => (start, Bound::Excluded(at.as_slice())),
+        }
+    }
+
+    /// Reads the next batch into `ready`.
+    fn fill(&mut self, py: Python<'_>) -> PyResult<()> {
+        let wanted = self.batch;
+        self.batch = (self.batch * 4).min(BATCH_MAX);
+        match &self.origin {
+            Origin::Db { handle, table, .. } => {
+                let txn = handle.get(py)?;
+                let table = table.clone();
+                let (start, end) = self.window();
+                let reverse = self.reverse;
+                let pairs = py
+                    .allow_threads(|| -> Result<Batch<'_>, artdb::Error> {
+                        let table = txn.table(&table)?;
+                        let iter = table.range::<[u8], _>((start, end));
+                        if reverse {
+                            iter.rev()
+                                .take(wanted)
+                                .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
+                                .collect()
+                        } else {
+                            iter.take(wanted)
+                                .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
+                                .collect()
+                        }
+                    })
+                    .py(py)?;
+                self.take_batch(py, &pairs, wanted)?;
+            }
+            Origin::Bitable(table) => {
+                let table = Arc::clone(table);
+                let (start, end) = self.window();
+                let reverse = self.reverse;
+                let pairs = py
+                    .allow_threads(|| bitable_batch(&table, start, end, reverse, wanted))
+                    .py(py)?;
+                let pairs: Batch<'_> = pairs
+                    .into_iter()
+                    .map(|(key, value)| (Cow::Borrowed(key), value))
+                    .collect();
+                self.take_batch(py, &pairs, wanted)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges a batch from the snapshot with the overlay and queues the Python objects.
+    fn take_batch(
+        &mut self,
+        py: Python<'_>,
+        pairs: &[(Cow<'_, [u8]>, &[u8])],
+        wanted: usize,
+    ) -> PyResult<()> {
+        let full = pairs.len() == wanted;
+        let limit: Option<&[u8]> = if full {
+            pairs.last().map(|(key, _)| key.as_ref())
+        } else {
+            None
+        };
+        let reverse = self.reverse;
+        let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
+        let empty = Vec::new();
+        let overlay = match &self.origin {
+            Origin::Db { overlay, .. } => overlay,
+            Origin::Bitable(_) => &empty,
+        };
+        let mode = self.mode;
+        let ready = &mut self.ready;
+        let mut emit = |key: &[u8], value: &[u8]| -> PyResult<()> {
+            let object = match mode {
+                Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
+                Mode::Values => PyBytes::new(py, value).into_any().unbind(),
+                Mode::Items => {
+                    let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
+                    PyTuple::new(py, pair)?.into_any().unbind()
+                }
+            };
+            ready.push_back(object);
+            Ok(())
+        };
+        let mut at = self.overlay_at;
+        let mut pair_at = 0;
+        loop {
+            let pair = pairs.get(pair_at);
+            let own = overlay.get(at).filter(|(key, _)| match limit {
+                Some(limit) => !before(limit, key),
+                None => true,
+            });
+            match (pair, own) {
+                (None, None) => break,
+                (Some((key, value)), None) => {
+                    emit(key, value)?;
+                    pair_at += 1;
+                }
+                (None, Some((key, value))) => {
+                    if let Some(value) = value {
+                        emit(key, value)?;
+                    }
+                    at += 1;
+                }
+                (Some((key, value)), Some((own_key, own_value))) => {
+                    let own_first = before(own_key, key);
+                    if own_first || own_key.as_slice() == key.as_ref() {
+                        if let Some(own_value) = own_value {
+                            emit(own_key, own_value)?;
+                        }
+                        at += 1;
+                        pair_at += usize::from(!own_first);
+                    } else {
+                        emit(key, value)?;
+                        pair_at += 1;
+                    }
+                }
+            }
+        }
+        self.overlay_at = at;
+        match limit {
+            Some(last) => self.position = Some(last.to_vec()),
+            None => self.done = true,
+        }
+        Ok(())
+    }
+}
+
+/// Up to `wanted` pairs of a bitable inside the bounds, from the start (or, `reverse`, the end).
+fn bitable_batch<'t>(
+    table: &'t artdb_bitable::Table,
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+    reverse: bool,
+    wanted: usize,
+) -> Result<BitablePairs<'t>, artdb_bitable::Error> {
+    let mut cursor = table.cursor();
+    let mut pairs = Vec::new();
+    if reverse {
+        // seek past the bound, then step back; a failed seek means every key is below it.
+        let positioned = match end {
+            Bound::Unbounded => cursor.last()?,
+            Bound::Included(key) => {
+                if cursor.seek_upper_bound(key)? {
+                    cursor.prev()?
+                } else {
+                    cursor.last()?
+                }
+            }
+            Bound::Excluded(key) => {
+                if cursor.seek_lower_bound(key)? {
+                    cursor.prev()?
+                } else {
+                    cursor.last()?
+                }
+            }
+        };
+        if !positioned {
+            return Ok(pairs);
+        }
+        while let Some((key, value)) = cursor.entry() {
+            let inside = match start {
+                Bound::Included(bound) => key >= bound,
+                Bound::Excluded(bound) => key > bound,
+                Bound::Unbounded => true,
+            };
+            if !inside || pairs.len() == wanted {
+                break;
+            }
+            pairs.push((key, value));
+            if !cursor.prev()? {
+                break;
+            }
+        }
+    } else {
+        let positioned = match start {
+            Bound::Unbounded => cursor.first()?,
+            Bound::Included(key) => cursor.seek_lower_bound(key)?,
+            Bound::Excluded(key) => cursor.seek_upper_bound(key)?,
+        };
+        if !positioned {
+            return Ok(pairs);
+        }
+        while let Some((key, value)) = cursor.entry() {
+            let inside = match end {
+                Bound::Included(bound) => key <= bound,
+                Bound::Excluded(bound) => key < bound,
+                Bound::Unbounded => true,
+            };
+            if !inside || pairs.len() == wanted {
+                break;
+            }
+            pairs.push((key, value));
+            if !cursor.next()? {
+                break;
+            }
+        }
+    }
+    Ok(pairs)
+}
+
+#[pymethods]
+impl PairIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(mut slf: PyRefMut<'_, Self>, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        // Pairs already read are not handed out once the snapshot ended (database closed,
+        // snapshot or transaction finished): every step after that raises.
+        if let Origin::Db { handle, .. } = &slf.origin {
+            if !handle.is_live() {
+                handle.get(py)?;
+            }
+        }
+        loop {
+            if let Some(object) = slf.ready.pop_front() {
+                return Ok(Some(object));
+            }
+            if slf.done {
+                return Ok(None);
+            }
+            slf.fill(py)?;
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let what = match self.mode {
+            Mode::Keys => "keys",
+            Mode::Values => "values",
+            Mode::Items => "items",
+        };
+        let direction = if self.reverse { ", reversed" } else { "" };
+        format!("<artdb.Iterator over {what}{direction}>")
+    }
+}
