@@ -14,7 +14,8 @@
 //! be dropped with the GIL released, then closes the engine's `Db`.
 
 use crate::errors::{self, EngineResult};
-use artdb::{Db, ReadTxn};
+use crate::txn::TxnState;
+use artdb::{Db, ReadTxn, Transaction};
 use parking_lot::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -68,11 +69,12 @@ pub(crate) struct Inner {
     pub(crate) path: PathBuf,
     pub(crate) durability: Durability,
     handles: Mutex<Vec<Weak<SnapHandle>>>,
+    txns: Mutex<Vec<Weak<TxnState>>>,
 }
 
-/// Why a snapshot handle no longer reads.
+/// Why a snapshot handle or a transaction no longer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
+pub(crate) enum Ended {
     /// Its `with` block (or transaction) ended.
     Finished,
     /// The database was closed.
@@ -134,6 +136,7 @@ impl Inner {
             path,
             durability,
             handles: Mutex::new(Vec::new()),
+            txns: Mutex::new(Vec::new()),
         }
     }
 
@@ -168,7 +171,16 @@ impl Inner {
         Ok(handle)
     }
 
-    /// Closes the database: ends every snapshot handed out, waits (without the GIL) for calls in
+    /// Registers a write transaction so that `close` can end it.
+    pub(crate) fn register_txn(&self, txn: &Arc<TxnState>) {
+        let mut txns = self.txns.lock();
+        if txns.len() >= 64 && txns.len().is_power_of_two() {
+            txns.retain(|weak| weak.strong_count() > 0);
+        }
+        txns.push(Arc::downgrade(txn));
+    }
+
+    /// Closes the database: ends every snapshot and transaction handed out, waits (without the GIL) for calls in
     /// flight, then checkpoints and closes the engine's `Db`. Closing twice is a no-op.
     pub(crate) fn close(&self, py: Python<'_>) -> PyResult<()> {
         let Some(db) = self.db.lock().take() else {
@@ -180,7 +192,15 @@ impl Inner {
             .filter_map(Weak::upgrade)
             .filter_map(|handle| handle.end_for_close())
             .collect();
+        let txns: Vec<Weak<TxnState>> = std::mem::take(&mut *self.txns.lock());
+        let open_txns: Vec<Transaction> = txns
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter_map(|txn| txn.take(py, Ended::DbClosed))
+            .collect();
         py.allow_threads(move || {
+            // Each aborts as it is dropped.
+            drop(open_txns);
             for snapshot in snapshots {
                 wait_until_unique(snapshot);
             }

@@ -1,17 +1,15 @@
 //! database: `artdb.open(...)` and `artdb.Database`.
 //!
-//! Options that the engine on main does not have yet are refused, never ignored:
-//! `isolation="serializable"` raises `NotSupportedError` until the engine's MVCC transactions
-//! land. Durability `"sync"` (the default) makes each commit durable before it returns by
+//! Durability `"sync"` (the default) makes each commit durable before it returns by
 //! checkpointing after it (the engine has no write-ahead log yet, so that is the only way);
-//! `"nosync"` leaves commits durable at the next checkpoint or close.
+//! `"nosync"` leaves commits durable at the next checkpoint or close. Isolation: the engine's
+//! `"snapshot"` (default) and `"serializable"`.
 
 use crate::core::{Durability, Inner};
 use crate::errors::{self, EngineResult};
 use crate::table::{Source, Table};
-use crate::txn::{ReadSnapshot, TxnState, WriteTransaction};
+use crate::txn::{parse_isolation, ReadSnapshot, TxnState, WriteTransaction};
 use artdb::{Db, Options};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -40,22 +38,6 @@ pub fn open(py: Python<'_>, path: PathBuf, create: bool, durability: &str) -> Py
     })
 }
 
-/// Parses the isolation keyword.
-fn check_isolation(py: Python<'_>, isolation: &str) -> PyResult<()> {
-    match isolation {
-        "snapshot" => Ok(()),
-        "serializable" => Err(errors::not_supported(
-            py,
-            "isolation=\"serializable\" needs the engine's MVCC transactions, which are not in \
-             this build yet; use the default isolation=\"snapshot\""
-                .to_string(),
-        )),
-        other => Err(PyValueError::new_err(format!(
-            "isolation must be \"snapshot\" or \"serializable\", not {other:?}"
-        ))),
-    }
-}
-
 /// An open artdb database (see `artdb.open`).
 #[pyclass(name = "Database", module = "artdb", frozen)]
 pub struct Database {
@@ -76,12 +58,10 @@ impl Database {
         durability: Option<&str>,
         isolation: &str,
     ) -> PyResult<WriteTransaction> {
-        check_isolation(py, isolation)?;
+        let isolation = parse_isolation(isolation)?;
         let durability = self.durability_or_default(durability)?;
-        let state = TxnState::begin(py, &self.inner, durability)?;
-        Ok(WriteTransaction {
-            state: Arc::new(state),
-        })
+        let state = TxnState::begin(py, &self.inner, durability, isolation)?;
+        Ok(WriteTransaction { state })
     }
 }
 
@@ -158,8 +138,7 @@ impl Database {
     }
 
     /// A write transaction (`with db.write() as tx:`). `durability`: "sync" or "nosync"
-    /// (default: the database's). `isolation`: "snapshot" ("serializable" raises
-    /// `NotSupportedError` until the engine has it).
+    /// (default: the database's). `isolation`: "snapshot" or "serializable".
     #[pyo3(signature = (*, durability=None, isolation="snapshot"))]
     fn write(
         &self,
@@ -189,7 +168,7 @@ impl Database {
             let result = function
                 .call1((tx,))
                 .and_then(|value| state.commit(py).map(|()| value.unbind()));
-            state.abort();
+            state.abort(py);
             match result {
                 Err(error) if attempt < retries && is_conflict(py, &error) => {
                     attempt += 1;

@@ -57,11 +57,6 @@ pub(crate) fn finished(py: Python<'_>, what: &str) -> PyErr {
     )
 }
 
-/// Raised for an option the engine does not have yet.
-pub(crate) fn not_supported(py: Python<'_>, message: String) -> PyErr {
-    new_error(py, "NotSupportedError", message)
-}
-
 /// An `IoError` (also an `OSError`) carrying the operating system's errno when there is one.
 fn io_error(py: Python<'_>, errno: Option<i32>, message: String) -> PyErr {
     match class(py, "IoError") {

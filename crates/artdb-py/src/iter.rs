@@ -9,14 +9,16 @@
 //! engine iterator alive across calls is what keeps this module free of `unsafe`: an ART seek is
 //! O(key length).
 //!
-//! In a write transaction the iterator also carries the transaction's own changes in its range,
-//! copied when it was made (`overlay`, in iteration order; `None` = deleted); each batch merges
-//! the overlay entries up to its last key, and the overlay wins on equal keys.
+//! In a write transaction the batches come from the engine's transaction (its snapshot merged
+//! with its own changes) with the GIL held: the transaction is in a mutex that no thread may wait
+//! for while holding the GIL (`txn.rs`). Such an iterator sees the transaction's own later
+//! writes past its position.
 //!
 //! Invariant: keys come out strictly increasing (strictly decreasing when `reverse`), each once.
 
 use crate::core::SnapHandle;
 use crate::errors::EngineResult;
+use crate::txn::TxnState;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::borrow::Cow;
@@ -48,12 +50,13 @@ pub(crate) enum Mode {
 
 /// Where the pairs come from.
 pub(crate) enum Origin {
-    /// A table of an engine snapshot, with a write transaction's own changes over it.
+    /// A table of an engine snapshot.
     Db {
         handle: Arc<SnapHandle>,
         table: String,
-        overlay: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     },
+    /// A table of a write transaction.
+    Txn { state: Arc<TxnState>, table: String },
     /// A bitable.
     Bitable(Arc<artdb_bitable::Table>),
 }
@@ -123,16 +126,13 @@ pub struct PairIter {
     mode: Mode,
     /// The last key the snapshot gave (the next batch starts past it).
     position: Option<Vec<u8>>,
-    /// Overlay entries already merged.
-    overlay_at: usize,
     done: bool,
     batch: usize,
     ready: VecDeque<PyObject>,
 }
 
 impl PairIter {
-    /// An iterator over `bounds` of `origin`; `overlay` must already be restricted to `bounds`
-    /// and sorted in iteration order.
+    /// An iterator over `bounds` of `origin`.
     pub(crate) fn new(origin: Origin, bounds: Bounds, reverse: bool, mode: Mode) -> PairIter {
         let done = bounds.is_empty();
         PairIter {
@@ -141,7 +141,6 @@ impl PairIter {
             reverse,
             mode,
             position: None,
-            overlay_at: 0,
             done,
             batch: BATCH_FIRST,
             ready: VecDeque::new(),
@@ -202,6 +201,29 @@ impl PairIter {
                     .py(py)?;
                 self.take_batch(py, &pairs, wanted)?;
             }
+            Origin::Txn { state, table } => {
+                let state = Arc::clone(state);
+                let table = table.clone();
+                let (start, end) = self.window();
+                let (start, end) = (owned(start), owned(end));
+                let reverse = self.reverse;
+                state.with_txn(py, |txn| {
+                    let iter = txn
+                        .range::<[u8], _>(&table, (as_ref(&start), as_ref(&end)))
+                        .py(py)?;
+                    let pairs: Result<Batch<'_>, artdb::Error> = if reverse {
+                        iter.rev()
+                            .take(wanted)
+                            .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
+                            .collect()
+                    } else {
+                        iter.take(wanted)
+                            .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
+                            .collect()
+                    };
+                    self.take_batch(py, &pairs.py(py)?, wanted)
+                })?;
+            }
             Origin::Bitable(table) => {
                 let table = Arc::clone(table);
                 let (start, end) = self.window();
@@ -219,30 +241,15 @@ impl PairIter {
         Ok(())
     }
 
-    /// Merges a batch from the snapshot with the overlay and queues the Python objects.
+    /// Queues the Python objects of a batch; a short batch was the last.
     fn take_batch(
         &mut self,
         py: Python<'_>,
         pairs: &[(Cow<'_, [u8]>, &[u8])],
         wanted: usize,
     ) -> PyResult<()> {
-        let full = pairs.len() == wanted;
-        let limit: Option<&[u8]> = if full {
-            pairs.last().map(|(key, _)| key.as_ref())
-        } else {
-            None
-        };
-        let reverse = self.reverse;
-        let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
-        let empty = Vec::new();
-        let overlay = match &self.origin {
-            Origin::Db { overlay, .. } => overlay,
-            Origin::Bitable(_) => &empty,
-        };
-        let mode = self.mode;
-        let ready = &mut self.ready;
-        let mut emit = |key: &[u8], value: &[u8]| -> PyResult<()> {
-            let object = match mode {
+        for (key, value) in pairs {
+            let object = match self.mode {
                 Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
                 Mode::Values => PyBytes::new(py, value).into_any().unbind(),
                 Mode::Items => {
@@ -250,50 +257,21 @@ impl PairIter {
                     PyTuple::new(py, pair)?.into_any().unbind()
                 }
             };
-            ready.push_back(object);
-            Ok(())
-        };
-        let mut at = self.overlay_at;
-        let mut pair_at = 0;
-        loop {
-            let pair = pairs.get(pair_at);
-            let own = overlay.get(at).filter(|(key, _)| match limit {
-                Some(limit) => !before(limit, key),
-                None => true,
-            });
-            match (pair, own) {
-                (None, None) => break,
-                (Some((key, value)), None) => {
-                    emit(key, value)?;
-                    pair_at += 1;
-                }
-                (None, Some((key, value))) => {
-                    if let Some(value) = value {
-                        emit(key, value)?;
-                    }
-                    at += 1;
-                }
-                (Some((key, value)), Some((own_key, own_value))) => {
-                    let own_first = before(own_key, key);
-                    if own_first || own_key.as_slice() == key.as_ref() {
-                        if let Some(own_value) = own_value {
-                            emit(own_key, own_value)?;
-                        }
-                        at += 1;
-                        pair_at += usize::from(!own_first);
-                    } else {
-                        emit(key, value)?;
-                        pair_at += 1;
-                    }
-                }
-            }
+            self.ready.push_back(object);
         }
-        self.overlay_at = at;
-        match limit {
-            Some(last) => self.position = Some(last.to_vec()),
-            None => self.done = true,
+        match pairs.last() {
+            Some((last, _)) if pairs.len() == wanted => self.position = Some(last.to_vec()),
+            _ => self.done = true,
         }
         Ok(())
+    }
+}
+
+fn owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Included(key) => Bound::Included(key.to_vec()),
+        Bound::Excluded(key) => Bound::Excluded(key.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
     }
 }
 

@@ -15,9 +15,10 @@
 
 use crate::buffer::{bytes_of, type_name};
 use crate::core::{Inner, SnapHandle};
-use crate::errors::{self, EngineResult};
+use crate::errors::EngineResult;
 use crate::iter::{Bounds, Mode, Origin, PairIter};
-use crate::txn::{TableWrites, TxnState};
+use crate::txn::TxnState;
+use artdb::Transaction;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -165,67 +166,33 @@ impl Table {
         match &self.source {
             Source::Auto(inner) => found(&inner.db(py)?.read()),
             Source::Snapshot(handle) => found(&*handle.get(py)?),
-            Source::Txn(state) => {
-                let own = state.with_writes(py, |writes| {
-                    writes
-                        .get(&self.name)
-                        .and_then(|table| table.get(key))
-                        .map(|value| value.as_ref().map(|value| PyBytes::new(py, value)))
-                })?;
-                match own {
-                    Some(value) => Ok(value),
-                    None => found(&*state.snapshot.get(py)?),
-                }
-            }
+            Source::Txn(state) => state.with_txn(py, |txn| {
+                let value = txn.get(&self.name, key).py(py)?;
+                Ok(value.map(|value| PyBytes::new(py, value)))
+            }),
         }
     }
 
-    /// Sets or removes `key` (`None`); returns the previous value (in a transaction only when
-    /// `want_old`: it costs a lookup there).
-    fn write(
+    /// Runs `body` as one transaction: for `db.table(...)` its own (retried on conflict, GIL
+    /// released, durable as the database says), in a write transaction on that transaction.
+    fn in_txn<R: Send>(
         &self,
         py: Python<'_>,
-        key: &[u8],
-        value: Option<&[u8]>,
-        want_old: bool,
-    ) -> PyResult<Option<Vec<u8>>> {
+        mut body: impl FnMut(&mut Transaction) -> Result<R, artdb::Error> + Send,
+    ) -> PyResult<R> {
         match &self.source {
             Source::Auto(inner) => {
                 let db = inner.db(py)?;
                 let durability = inner.durability;
-                let name = &self.name;
-                py.allow_threads(|| -> Result<Option<Vec<u8>>, artdb::Error> {
-                    let mut batch = db.write()?;
-                    let old = match value {
-                        Some(value) => batch.insert(name, key, value)?,
-                        None => batch.remove(name, key)?,
-                    };
-                    if value.is_none() && old.is_none() {
-                        return Ok(None);
-                    }
-                    batch.commit()?;
+                py.allow_threads(|| -> Result<R, artdb::Error> {
+                    let result = db.transact(&mut body)?;
                     durability.after_commit(&db)?;
-                    Ok(old)
+                    Ok(result)
                 })
                 .py(py)
             }
             Source::Snapshot(_) => Err(self.read_only()),
-            Source::Txn(state) => {
-                check_sizes(py, key, value)?;
-                let old = match want_old {
-                    true => self.lookup(py, key)?.map(|old| old.as_bytes().to_vec()),
-                    false => None,
-                };
-                if value.is_none() && want_old && old.is_none() {
-                    // Removing an absent key changes nothing (and must not conflict later).
-                    return Ok(None);
-                }
-                state.with_writes(py, |writes| {
-                    table_writes(writes, &self.name)
-                        .insert(key.to_vec(), value.map(<[u8]>::to_vec));
-                })?;
-                Ok(old)
-            }
+            Source::Txn(state) => state.with_txn(py, |txn| body(txn).py(py)),
         }
     }
 
@@ -243,7 +210,6 @@ impl Table {
                 Origin::Db {
                     handle,
                     table: self.name.clone(),
-                    overlay: Vec::new(),
                 }
             }
             Source::Snapshot(handle) => {
@@ -251,30 +217,13 @@ impl Table {
                 Origin::Db {
                     handle: Arc::clone(handle),
                     table: self.name.clone(),
-                    overlay: Vec::new(),
                 }
             }
             Source::Txn(state) => {
-                state.snapshot.get(py)?.table(&self.name).py(py)?;
-                let mut overlay: Vec<(Vec<u8>, Option<Vec<u8>>)> =
-                    state.with_writes(py, |writes| {
-                        writes
-                            .get(&self.name)
-                            .map(|table| {
-                                table
-                                    .range::<[u8], _>((as_ref(&bounds.start), as_ref(&bounds.end)))
-                                    .map(|(key, value)| (key.clone(), value.clone()))
-                                    .collect()
-                            })
-                            .unwrap_or_default()
-                    })?;
-                if reverse {
-                    overlay.reverse();
-                }
-                Origin::Db {
-                    handle: Arc::clone(&state.snapshot),
+                state.with_txn(py, |txn| txn.len(&self.name).py(py))?;
+                Origin::Txn {
+                    state: Arc::clone(state),
                     table: self.name.clone(),
-                    overlay,
                 }
             }
         };
@@ -285,129 +234,45 @@ impl Table {
         match &self.source {
             Source::Auto(inner) => Ok(inner.db(py)?.read().table(&self.name).py(py)?.len()),
             Source::Snapshot(handle) => Ok(handle.get(py)?.table(&self.name).py(py)?.len()),
-            Source::Txn(state) => {
-                let snapshot = state.snapshot.get(py)?;
-                let table = snapshot.table(&self.name).py(py)?;
-                let own: Vec<(Vec<u8>, bool)> = state.with_writes(py, |writes| {
-                    writes
-                        .get(&self.name)
-                        .map(|table| {
-                            table
-                                .iter()
-                                .map(|(key, value)| (key.clone(), value.is_some()))
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                })?;
-                let mut len = table.len() as i128;
-                for (key, present) in own {
-                    let before = table.get(&key).py(py)?.is_some();
-                    len += i128::from(present) - i128::from(before);
-                }
-                Ok(len.max(0) as u64)
-            }
+            Source::Txn(state) => state.with_txn(py, |txn| txn.len(&self.name).py(py)),
         }
     }
 
-    /// Writes all `pairs`: a bulk load when `bulk` and the table is empty, else one write batch.
+    /// Writes all `pairs`: into an empty table of `db.table(...)` a bulk load (and with `bulk`
+    /// only that), else one transaction.
     fn write_pairs(&self, py: Python<'_>, mut pairs: Pairs, bulk: bool) -> PyResult<u64> {
-        match &self.source {
-            Source::Auto(inner) => {
-                let db = inner.db(py)?;
-                let durability = inner.durability;
-                let name = self.name.clone();
-                py.allow_threads(move || -> Result<u64, artdb::Error> {
-                    pairs.sort_dedup();
-                    let count = pairs.len() as u64;
-                    if count == 0 {
-                        // Still report a missing table.
-                        db.read().table(&name)?;
-                        return Ok(0);
-                    }
-                    let empty = db.read().table(&name)?.is_empty();
-                    if empty || bulk {
-                        match db.bulk_load(&name, pairs.iter()) {
-                            Ok(count) => return Ok(count),
-                            // Someone wrote in between: fall back to a batch (update only).
-                            Err(artdb::Error::TableNotEmpty { .. }) if !bulk => {}
-                            Err(error) => return Err(error),
-                        }
-                    }
-                    let mut batch = db.write()?;
-                    for (key, value) in pairs.iter() {
-                        batch.insert(&name, key, value)?;
-                    }
-                    batch.commit()?;
-                    durability.after_commit(&db)?;
-                    Ok(count)
-                })
-                .py(py)
-            }
-            Source::Snapshot(_) => Err(self.read_only()),
-            Source::Txn(state) => {
-                state.snapshot.get(py)?.table(&self.name).py(py)?;
-                pairs.sort_dedup();
-                for (key, value) in pairs.iter() {
-                    check_sizes(py, key, Some(value))?;
+        py.allow_threads(|| pairs.sort_dedup());
+        let count = pairs.len() as u64;
+        if let Source::Auto(inner) = &self.source {
+            let db = inner.db(py)?;
+            let name = self.name.clone();
+            let loaded = py.allow_threads(|| -> Result<Option<u64>, artdb::Error> {
+                let empty = db.read().table(&name)?.is_empty();
+                if count == 0 || !(empty || bulk) {
+                    return Ok(None);
                 }
-                let count = pairs.len() as u64;
-                state.with_writes(py, |writes| {
-                    let table = table_writes(writes, &self.name);
-                    for (key, value) in pairs.iter() {
-                        table.insert(key.to_vec(), Some(value.to_vec()));
-                    }
-                })?;
-                Ok(count)
+                match db.bulk_load(&name, pairs.iter()) {
+                    Ok(count) => Ok(Some(count)),
+                    // Someone wrote in between: one transaction instead (update only).
+                    Err(artdb::Error::TableNotEmpty { .. }) if !bulk => Ok(None),
+                    Err(error) => Err(error),
+                }
+            });
+            if let Some(count) = loaded.py(py)? {
+                return Ok(count);
             }
         }
+        let name = &self.name;
+        let pairs = &pairs;
+        self.in_txn(py, |txn| {
+            txn.len(name)?;
+            for (key, value) in pairs.iter() {
+                txn.insert(name, key, value)?;
+            }
+            Ok(count)
+        })
     }
 }
-
-fn as_ref(bound: &KeyBound<Vec<u8>>) -> KeyBound<&[u8]> {
-    match bound {
-        KeyBound::Included(key) => KeyBound::Included(key.as_slice()),
-        KeyBound::Excluded(key) => KeyBound::Excluded(key.as_slice()),
-        KeyBound::Unbounded => KeyBound::Unbounded,
-    }
-}
-
-/// The write set of `table`, made on first use.
-fn table_writes<'a>(
-    writes: &'a mut std::collections::BTreeMap<String, TableWrites>,
-    table: &str,
-) -> &'a mut TableWrites {
-    writes.entry(table.to_string()).or_default()
-}
-
-/// Rejects a key or value the engine would refuse at commit, so the error names the statement.
-fn check_sizes(py: Python<'_>, key: &[u8], value: Option<&[u8]>) -> PyResult<()> {
-    if key.len() > KEY_LEN_MAX {
-        return Err(errors::from_engine(
-            py,
-            artdb::Error::KeyTooLarge {
-                len: key.len(),
-                max: KEY_LEN_MAX,
-            },
-        ));
-    }
-    if let Some(value) = value {
-        if value.len() > VALUE_LEN_MAX {
-            return Err(errors::from_engine(
-                py,
-                artdb::Error::ValueTooLarge {
-                    len: value.len(),
-                    max: VALUE_LEN_MAX,
-                },
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The engine's key limit (`artdb_art::KEY_LEN_MAX`).
-const KEY_LEN_MAX: usize = 4096;
-/// The engine's value limit (`artdb_art::VALUE_LEN_MAX`).
-const VALUE_LEN_MAX: usize = 1 << 30;
 
 /// The bounds of `range(start, end, inclusive_end)`.
 fn range_bounds(
@@ -463,14 +328,16 @@ impl Table {
     ) -> PyResult<()> {
         let key = bytes_of(key, "key")?;
         let value = bytes_of(value, "value")?;
-        self.write(py, &key, Some(&value), false).map(drop)
+        let name = &self.name;
+        self.in_txn(py, |txn| txn.insert(name, &key, &value))
     }
 
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let bytes = bytes_of(key, "key")?;
-        match self.write(py, &bytes, None, true)? {
-            Some(_) => Ok(()),
-            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        let name = &self.name;
+        match self.in_txn(py, |txn| txn.remove(name, &bytes))? {
+            true => Ok(()),
+            false => Err(PyKeyError::new_err(key.clone().unbind())),
         }
     }
 
@@ -517,7 +384,15 @@ impl Table {
         default: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bytes = bytes_of(key, "key")?;
-        match self.write(py, &bytes, None, true)? {
+        let name = &self.name;
+        let old = self.in_txn(py, |txn| {
+            let old = txn.get(name, &bytes)?.map(<[u8]>::to_vec);
+            if old.is_some() {
+                txn.remove(name, &bytes)?;
+            }
+            Ok(old)
+        })?;
+        match old {
             Some(old) => Ok(PyBytes::new(py, &old).into_any()),
             None => match default.len() {
                 0 => Err(PyKeyError::new_err(key.clone().unbind())),
@@ -528,24 +403,20 @@ impl Table {
 
     /// Removes and returns the first `(key, value)` pair; `KeyError` when empty.
     fn popitem<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let mut items = self.iter_over(py, Bounds::all(), false, Mode::Items)?;
-        let first = loop {
-            if let Some(first) = items.ready_pop() {
-                break Some(first);
+        let name = &self.name;
+        let first = self.in_txn(py, |txn| {
+            let first = txn.first(name)?.map(|(key, value)| (key, value.to_vec()));
+            if let Some((key, _)) = &first {
+                txn.remove(name, key)?;
             }
-            if items.is_done() {
-                break None;
+            Ok(first)
+        })?;
+        match first {
+            Some((key, value)) => {
+                PyTuple::new(py, [PyBytes::new(py, &key), PyBytes::new(py, &value)])
             }
-            items.fill_pub(py)?;
-        };
-        let Some(first) = first else {
-            return Err(PyKeyError::new_err("popitem(): the table is empty"));
-        };
-        let pair = first.into_bound(py).downcast_into::<PyTuple>()?;
-        let key = pair.get_item(0)?;
-        let key_bytes = bytes_of(&key, "key")?;
-        self.write(py, &key_bytes, None, false)?;
-        Ok(pair)
+            None => Err(PyKeyError::new_err("popitem(): the table is empty")),
+        }
     }
 
     /// `t[key]` if present, else sets it to `default` and returns that.
@@ -556,47 +427,31 @@ impl Table {
         default: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bytes = bytes_of(key, "key")?;
-        if let Some(value) = self.lookup(py, &bytes)? {
-            return Ok(value.into_any());
-        }
         let value = bytes_of(default, "value")?;
-        self.write(py, &bytes, Some(&value), false)?;
-        Ok(default.clone())
+        let name = &self.name;
+        let stored = self.in_txn(py, |txn| match txn.get(name, &bytes)? {
+            Some(found) => Ok(Some(found.to_vec())),
+            None => txn.insert(name, &bytes, &value).map(|()| None),
+        })?;
+        match stored {
+            Some(found) => Ok(PyBytes::new(py, &found).into_any()),
+            None => Ok(default.clone()),
+        }
     }
 
     /// Removes every key (one transaction).
     fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        let keys: Vec<Vec<u8>> = {
-            let iter = self.iter_over(py, Bounds::all(), false, Mode::Keys)?;
-            let mut keys = Vec::new();
-            for key in iter_objects(py, iter)? {
-                keys.push(key.bind(py).downcast::<PyBytes>()?.as_bytes().to_vec());
+        let name = &self.name;
+        self.in_txn(py, |txn| {
+            let keys = txn
+                .iter(name)?
+                .map(|item| item.map(|(key, _)| key))
+                .collect::<Result<Vec<Vec<u8>>, artdb::Error>>()?;
+            for key in keys {
+                txn.remove(name, &key)?;
             }
-            keys
-        };
-        match &self.source {
-            Source::Auto(inner) => {
-                let db = inner.db(py)?;
-                let durability = inner.durability;
-                let name = self.name.clone();
-                py.allow_threads(move || -> Result<(), artdb::Error> {
-                    let mut batch = db.write()?;
-                    for key in &keys {
-                        batch.remove(&name, key)?;
-                    }
-                    batch.commit()?;
-                    durability.after_commit(&db)
-                })
-                .py(py)
-            }
-            Source::Snapshot(_) => Err(self.read_only()),
-            Source::Txn(state) => state.with_writes(py, |writes| {
-                let table = table_writes(writes, &self.name);
-                for key in keys {
-                    table.insert(key, None);
-                }
-            }),
-        }
+            Ok(())
+        })
     }
 
     /// Writes every pair of `pairs` (a mapping or an iterable of `(key, value)`) in one

@@ -1,151 +1,149 @@
-//! txn: `with db.write() as tx` and `with db.read() as snap` (the Python objects), and the state
-//! of a write transaction.
+//! txn: `with db.write() as tx` and `with db.read() as snap` (the Python objects), over the
+//! engine's concurrent transactions (`Db::begin_write`, `Transaction`; docs/isolation.md).
 //!
-//! The Python surface follows the engine's concurrent transactions (issue 10): a write
-//! transaction reads one snapshot, buffers its changes privately (its reads see them), and is
-//! validated at commit; `ConflictError` means nothing of it was applied and it may be run again
-//! (`db.transact` does). Until the engine's MVCC transactions (`Db::begin_write`) land on main,
-//! the engine only has the lock-holding write batch, so this module implements the buffering
-//! itself, over an engine snapshot, and commits in one write batch:
-//! - validation (first committer wins on written keys) compares, under the batch's writer lock,
-//!   each written key's committed value with the value in the transaction's snapshot; a
-//!   difference is a conflict. A key changed and changed back in between (A-B-A) is not seen as
-//!   a conflict, which strict snapshot isolation would report.
-//! - `isolation="serializable"` needs read-set validation, which only the engine can do:
-//!   `NotSupportedError` until it lands.
-//! - durability `"sync"` checkpoints after the commit (there is no write-ahead log yet).
+//! A write transaction reads one snapshot, buffers its changes privately (its reads see them),
+//! and is validated at commit: `ConflictError` means nothing of it was applied and it may be run
+//! again (`db.transact` does). Isolation `"snapshot"` (first committer wins on written keys) or
+//! `"serializable"` (also validates what it read). Durability `"sync"` checkpoints after the
+//! commit (the engine has no write-ahead log yet); `"nosync"` leaves it durable at the next
+//! checkpoint or close.
 //!
-//! States: Open -> Committed (`commit`) | Aborted (`abort`, an exception in the `with` block, or a
-//! failed commit); every call on a finished transaction raises `TransactionClosedError`.
+//! The engine's `Transaction` is `Send` but not `Sync`: it lives in a mutex, and a call finding
+//! the mutex taken (a second thread using the same transaction at the same moment) raises
+//! instead of waiting, so no thread ever waits for it while holding the GIL. Calls on it keep
+//! the GIL (they are in-memory); `commit` takes it out of the mutex first and runs with the GIL
+//! released.
+//!
+//! States: Open -> Committed (`commit`) | Aborted (`abort`, an exception in the `with` block, a
+//! failed commit, or `db.close()`); every call on a finished transaction raises
+//! `TransactionClosedError` (`ClosedError` after `db.close()`).
 
-use crate::core::{Durability, Inner, SnapHandle};
+use crate::core::{Durability, Ended, Inner, SnapHandle};
 use crate::errors::{self, EngineResult};
 use crate::table::{Source, Table};
+use artdb::{Isolation, Transaction, WriteOptions};
 use parking_lot::Mutex;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The changes of one table: key -> new value (`None` = removed).
-pub(crate) type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+/// Parses the isolation keyword.
+pub(crate) fn parse_isolation(isolation: &str) -> PyResult<Isolation> {
+    match isolation {
+        "snapshot" => Ok(Isolation::Snapshot),
+        "serializable" => Ok(Isolation::Serializable),
+        other => Err(PyValueError::new_err(format!(
+            "isolation must be \"snapshot\" or \"serializable\", not {other:?}"
+        ))),
+    }
+}
 
 /// A write transaction's state (see the module docs).
 pub(crate) struct TxnState {
     pub(crate) inner: Arc<Inner>,
-    pub(crate) snapshot: Arc<SnapHandle>,
     pub(crate) durability: Durability,
-    /// `None` once finished.
-    writes: Mutex<Option<BTreeMap<String, TableWrites>>>,
-}
-
-/// Why a commit failed.
-enum CommitError {
-    Engine(artdb::Error),
-    Conflict { table: String, key: Vec<u8> },
-}
-
-impl From<artdb::Error> for CommitError {
-    fn from(error: artdb::Error) -> CommitError {
-        CommitError::Engine(error)
-    }
+    pub(crate) isolation: Isolation,
+    slot: Mutex<Result<Transaction, Ended>>,
 }
 
 impl TxnState {
+    /// Starts a transaction and registers it with the database (so `close` can end it).
     pub(crate) fn begin(
         py: Python<'_>,
         inner: &Arc<Inner>,
         durability: Durability,
-    ) -> PyResult<TxnState> {
-        Ok(TxnState {
+        isolation: Isolation,
+    ) -> PyResult<Arc<TxnState>> {
+        let db = inner.db(py)?;
+        let txn = db
+            .begin_write(WriteOptions::with_isolation(isolation))
+            .py(py)?;
+        let state = Arc::new(TxnState {
             inner: Arc::clone(inner),
-            snapshot: inner.snapshot(py, "transaction")?,
             durability,
-            writes: Mutex::new(Some(BTreeMap::new())),
-        })
+            isolation,
+            slot: Mutex::new(Ok(txn)),
+        });
+        inner.register_txn(&state);
+        Ok(state)
     }
 
-    /// Runs `body` on the open write set, or raises `TransactionClosedError`.
-    pub(crate) fn with_writes<R>(
+    fn ended_error(py: Python<'_>, ended: Ended) -> PyErr {
+        match ended {
+            Ended::DbClosed => errors::closed(py),
+            Ended::Finished => errors::finished(py, "transaction"),
+        }
+    }
+
+    /// Runs `body` on the open transaction (with the GIL), or raises.
+    pub(crate) fn with_txn<R>(
         &self,
         py: Python<'_>,
-        body: impl FnOnce(&mut BTreeMap<String, TableWrites>) -> R,
+        body: impl FnOnce(&mut Transaction) -> PyResult<R>,
     ) -> PyResult<R> {
-        // The snapshot ends with the database too: report that first.
-        if !self.snapshot.is_live() {
-            self.snapshot.get(py)?;
-        }
-        match self.writes.lock().as_mut() {
-            Some(writes) => Ok(body(writes)),
-            None => Err(errors::finished(py, "transaction")),
+        let Some(mut slot) = self.slot.try_lock() else {
+            return Err(PyRuntimeError::new_err(
+                "this transaction is in use by another thread; a transaction is for one thread \
+                 at a time",
+            ));
+        };
+        match &mut *slot {
+            Ok(txn) => body(txn),
+            Err(ended) => Err(TxnState::ended_error(py, *ended)),
         }
     }
 
     /// Whether it is still open.
     pub(crate) fn is_open(&self) -> bool {
-        self.writes.lock().is_some() && self.snapshot.is_live()
+        match self.slot.try_lock() {
+            Some(slot) => slot.is_ok(),
+            // In use by a call on another thread: still open.
+            None => true,
+        }
+    }
+
+    /// Takes the transaction out, leaving `ended`; `None` if it had already ended.
+    pub(crate) fn take(&self, py: Python<'_>, ended: Ended) -> Option<Transaction> {
+        loop {
+            if let Some(mut slot) = self.slot.try_lock() {
+                return match std::mem::replace(&mut *slot, Err(ended)) {
+                    Ok(txn) => Some(txn),
+                    Err(before) => {
+                        *slot = Err(before);
+                        None
+                    }
+                };
+            }
+            // Another thread is inside a call on it (with the GIL released only while it
+            // waits for the GIL again): let it finish.
+            py.allow_threads(|| std::thread::sleep(std::time::Duration::from_micros(50)));
+        }
     }
 
     /// Ends it without applying anything (idempotent).
-    pub(crate) fn abort(&self) {
-        self.writes.lock().take();
-        drop(self.snapshot.finish());
+    pub(crate) fn abort(&self, py: Python<'_>) {
+        drop(self.take(py, Ended::Finished));
     }
 
-    /// Validates and applies the write set in one engine write batch (module docs).
+    /// Validates and applies it; `ConflictError` if another transaction got there first.
     pub(crate) fn commit(&self, py: Python<'_>) -> PyResult<()> {
-        let snapshot = self.snapshot.get(py)?;
-        let writes = self
-            .writes
-            .lock()
-            .take()
-            .ok_or_else(|| errors::finished(py, "transaction"))?;
-        drop(self.snapshot.finish());
+        let ended = match self.slot.try_lock() {
+            Some(slot) => slot.as_ref().err().copied(),
+            None => None,
+        };
+        if let Some(ended) = ended {
+            return Err(TxnState::ended_error(py, ended));
+        }
+        let Some(txn) = self.take(py, Ended::Finished) else {
+            return Err(errors::finished(py, "transaction"));
+        };
         let db = self.inner.db(py)?;
         let durability = self.durability;
-        let result = py.allow_threads(move || -> Result<(), CommitError> {
-            if writes.values().all(BTreeMap::is_empty) {
-                return Ok(());
-            }
-            let mut batch = db.write()?;
-            for (table, changes) in &writes {
-                let base = snapshot.table(table)?;
-                for key in changes.keys() {
-                    let committed = batch.get(table, key)?;
-                    if committed.as_deref() != base.get(key)? {
-                        return Err(CommitError::Conflict {
-                            table: table.clone(),
-                            key: key.clone(),
-                        });
-                    }
-                }
-            }
-            for (table, changes) in &writes {
-                for (key, value) in changes {
-                    match value {
-                        Some(value) => drop(batch.insert(table, key, value)?),
-                        None => drop(batch.remove(table, key)?),
-                    }
-                }
-            }
-            batch.commit()?;
-            drop(snapshot);
-            durability.after_commit(&db)?;
-            Ok(())
-        });
-        match result {
-            Ok(()) => Ok(()),
-            Err(CommitError::Engine(error)) => Err(error).py(py),
-            Err(CommitError::Conflict { table, key }) => Err(errors::new_error(
-                py,
-                "ConflictError",
-                format!(
-                    "the transaction conflicted on table {table:?}, key b\"{}\": another \
-                     transaction changed it after this one started; nothing of it was applied, \
-                     run it again (db.transact retries)",
-                    key.escape_ascii()
-                ),
-            )),
-        }
+        py.allow_threads(move || {
+            txn.commit()?;
+            durability.after_commit(&db)
+        })
+        .py(py)
     }
 }
 
@@ -160,28 +158,20 @@ pub struct WriteTransaction {
 impl WriteTransaction {
     /// The table `name` as this transaction sees it (a mutable mapping).
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<Table> {
-        let snapshot = self.state.snapshot.get(py)?;
-        if !self.state.is_open() {
-            return Err(errors::finished(py, "transaction"));
-        }
-        snapshot.table(name).py(py)?;
+        self.state
+            .with_txn(py, |txn| txn.len(name).map(drop).py(py))?;
         Ok(Table::new(Source::Txn(Arc::clone(&self.state)), name))
     }
 
-    /// Names of the tables in this transaction's snapshot.
-    fn table_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        Ok(self.state.snapshot.get(py)?.table_names())
-    }
-
     /// Validates and applies the changes; raises `ConflictError` if another transaction changed
-    /// a key this one wrote after it started (nothing is applied then).
+    /// what this one wrote (or, serializable, read) after it started; nothing is applied then.
     fn commit(&self, py: Python<'_>) -> PyResult<()> {
         self.state.commit(py)
     }
 
     /// Discards the changes (a no-op on a finished transaction).
-    fn abort(&self) {
-        self.state.abort();
+    fn abort(&self, py: Python<'_>) {
+        self.state.abort(py);
     }
 
     /// Whether it can still be used.
@@ -194,6 +184,15 @@ impl WriteTransaction {
     #[getter]
     fn durability(&self) -> &'static str {
         self.state.durability.name()
+    }
+
+    /// Its isolation level (`"snapshot"` or `"serializable"`).
+    #[getter]
+    fn isolation(&self) -> &'static str {
+        match self.state.isolation {
+            Isolation::Serializable => "serializable",
+            _ => "snapshot",
+        }
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -209,7 +208,7 @@ impl WriteTransaction {
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         if kind.is_some() {
-            self.state.abort();
+            self.state.abort(py);
         } else if self.state.is_open() {
             self.state.commit(py)?;
         }
