@@ -17,6 +17,7 @@ mod progress;
 mod put;
 mod restore;
 mod scan;
+mod shell;
 mod stats;
 mod verify;
 
@@ -84,6 +85,8 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Rewrite every table densely and report the file size before and after.
     Compact(backup::CompactArgs),
+    /// An interactive prompt (or a script runner, when stdin is not a terminal).
+    Shell(shell::Args),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Import(args) => export::import(args),
         Command::Backup(args) => backup::backup(args),
         Command::Compact(args) => backup::compact(args),
+        Command::Shell(args) => shell::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
