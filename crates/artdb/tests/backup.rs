@@ -67,13 +67,30 @@ fn backup_while_a_writer_commits_is_one_committed_state() {
         let path = dir.path().join(format!("copy-{round}.artdb"));
         let target = Db::create(&path, Options::default()).unwrap();
         let before = committed.load(Ordering::Acquire);
-        let copied = source.copy_into(&target, &mut |_| {}).unwrap();
+        // Halfway through the copy, wait for the writer to commit a few more times: if the
+        // copy blocked writers, this would time out.
+        let mut waited = false;
+        let copied = source
+            .copy_into(&target, &mut |done| {
+                if done < 8192 || waited {
+                    return;
+                }
+                waited = true;
+                let goal = committed.load(Ordering::Acquire) + 3;
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while committed.load(Ordering::Acquire) < goal {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "round {round}: the writer made no progress while the copy ran"
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            })
+            .unwrap();
+        assert!(waited, "the copy never reported progress");
         let after = committed.load(Ordering::Acquire);
         target.close().unwrap();
-        assert!(
-            after > before,
-            "round {round}: the writer made no commit while the copy ran ({before})"
-        );
+        assert!(after >= before + 3);
         // The copy opens, verifies, and is exactly the state after one commit.
         let copy = Db::open(&path, Options::default()).unwrap();
         assert!(copy.verify().unwrap().is_ok());
