@@ -21,16 +21,54 @@ use crate::errors::EngineResult;
 use crate::txn::TxnState;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
 
-/// A batch of pairs from a snapshot: keys owned or borrowed, values borrowed from the map.
-type Batch<'t> = Vec<(Cow<'t, [u8]>, &'t [u8])>;
+/// A batch of pairs read with the GIL released: keys copied into one buffer (a cursor's key is
+/// rebuilt as it moves, so it cannot be borrowed), values borrowed from the snapshot or map.
+struct Batch<'t> {
+    keys: Vec<u8>,
+    key_ends: Vec<usize>,
+    values: Vec<&'t [u8]>,
+}
 
-/// Pairs borrowed from a bitable's map.
-type BitablePairs<'t> = Vec<(&'t [u8], &'t [u8])>;
+impl<'t> Batch<'t> {
+    fn new(capacity: usize) -> Batch<'t> {
+        Batch {
+            keys: Vec::with_capacity(capacity * 16),
+            key_ends: Vec::with_capacity(capacity),
+            values: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn push(&mut self, key: &[u8], value: &'t [u8]) {
+        self.keys.extend_from_slice(key);
+        self.key_ends.push(self.keys.len());
+        self.values.push(value);
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&[u8], &'t [u8])> + '_ {
+        let starts = std::iter::once(0).chain(self.key_ends.iter().copied());
+        starts
+            .zip(self.key_ends.iter().copied())
+            .zip(self.values.iter().copied())
+            .map(|((start, end), value)| (&self.keys[start..end], value))
+    }
+
+    fn last_key(&self) -> Option<&[u8]> {
+        let end = *self.key_ends.last()?;
+        let start = match self.key_ends.len() {
+            0 | 1 => 0,
+            len => self.key_ends[len - 2],
+        };
+        Some(&self.keys[start..end])
+    }
+}
 
 /// The largest batch.
 const BATCH_MAX: usize = 1024;
@@ -183,23 +221,13 @@ impl PairIter {
                 let table = table.clone();
                 let (start, end) = self.window();
                 let reverse = self.reverse;
-                let pairs = py
+                let batch = py
                     .allow_threads(|| -> Result<Batch<'_>, artdb::Error> {
                         let table = txn.table(&table)?;
-                        let iter = table.range::<[u8], _>((start, end));
-                        if reverse {
-                            iter.rev()
-                                .take(wanted)
-                                .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
-                                .collect()
-                        } else {
-                            iter.take(wanted)
-                                .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
-                                .collect()
-                        }
+                        db_batch(&table, start, end, reverse, wanted)
                     })
                     .py(py)?;
-                self.take_batch(py, &pairs, wanted)?;
+                self.take_batch(py, &batch, wanted)?;
             }
             Origin::Txn { state, table } => {
                 let state = Arc::clone(state);
@@ -211,44 +239,35 @@ impl PairIter {
                     let iter = txn
                         .range::<[u8], _>(&table, (as_ref(&start), as_ref(&end)))
                         .py(py)?;
-                    let pairs: Result<Batch<'_>, artdb::Error> = if reverse {
-                        iter.rev()
-                            .take(wanted)
-                            .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
-                            .collect()
+                    let mut batch = Batch::new(wanted);
+                    let items: Box<dyn Iterator<Item = _>> = if reverse {
+                        Box::new(iter.rev().take(wanted))
                     } else {
-                        iter.take(wanted)
-                            .map(|item| item.map(|(key, value)| (Cow::Owned(key), value)))
-                            .collect()
+                        Box::new(iter.take(wanted))
                     };
-                    self.take_batch(py, &pairs.py(py)?, wanted)
+                    for item in items {
+                        let (key, value) = item.py(py)?;
+                        batch.push(&key, value);
+                    }
+                    self.take_batch(py, &batch, wanted)
                 })?;
             }
             Origin::Bitable(table) => {
                 let table = Arc::clone(table);
                 let (start, end) = self.window();
                 let reverse = self.reverse;
-                let pairs = py
+                let batch = py
                     .allow_threads(|| bitable_batch(&table, start, end, reverse, wanted))
                     .py(py)?;
-                let pairs: Batch<'_> = pairs
-                    .into_iter()
-                    .map(|(key, value)| (Cow::Borrowed(key), value))
-                    .collect();
-                self.take_batch(py, &pairs, wanted)?;
+                self.take_batch(py, &batch, wanted)?;
             }
         }
         Ok(())
     }
 
     /// Queues the Python objects of a batch; a short batch was the last.
-    fn take_batch(
-        &mut self,
-        py: Python<'_>,
-        pairs: &[(Cow<'_, [u8]>, &[u8])],
-        wanted: usize,
-    ) -> PyResult<()> {
-        for (key, value) in pairs {
+    fn take_batch(&mut self, py: Python<'_>, batch: &Batch<'_>, wanted: usize) -> PyResult<()> {
+        for (key, value) in batch.pairs() {
             let object = match self.mode {
                 Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
                 Mode::Values => PyBytes::new(py, value).into_any().unbind(),
@@ -259,8 +278,8 @@ impl PairIter {
             };
             self.ready.push_back(object);
         }
-        match pairs.last() {
-            Some((last, _)) if pairs.len() == wanted => self.position = Some(last.to_vec()),
+        match batch.last_key() {
+            Some(last) if batch.len() == wanted => self.position = Some(last.to_vec()),
             _ => self.done = true,
         }
         Ok(())
@@ -275,6 +294,80 @@ fn owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
     }
 }
 
+/// Up to `wanted` pairs of an engine table inside the bounds, from the start (or, `reverse`, the
+/// end), walked with a cursor (no allocation per pair).
+fn db_batch<'t>(
+    table: &artdb::Table<'t>,
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+    reverse: bool,
+    wanted: usize,
+) -> Result<Batch<'t>, artdb::Error> {
+    let mut cursor = table.cursor();
+    let mut batch = Batch::new(wanted);
+    if reverse {
+        // Seek to the first key >= the bound, then step back past it when it is outside.
+        let positioned = match end {
+            Bound::Unbounded => cursor.seek_last()?,
+            Bound::Included(key) => match cursor.seek(key)? {
+                true if cursor.key() > key => cursor.prev()?,
+                true => true,
+                false => cursor.seek_last()?,
+            },
+            Bound::Excluded(key) => match cursor.seek(key)? {
+                true => cursor.prev()?,
+                false => cursor.seek_last()?,
+            },
+        };
+        if !positioned {
+            return Ok(batch);
+        }
+        while cursor.is_valid() && batch.len() < wanted {
+            let key = cursor.key();
+            let inside = match start {
+                Bound::Included(bound) => key >= bound,
+                Bound::Excluded(bound) => key > bound,
+                Bound::Unbounded => true,
+            };
+            if !inside {
+                break;
+            }
+            batch.push(key, cursor.value());
+            if !cursor.prev()? {
+                break;
+            }
+        }
+    } else {
+        let positioned = match start {
+            Bound::Unbounded => cursor.seek_first()?,
+            Bound::Included(key) => cursor.seek(key)?,
+            Bound::Excluded(key) => match cursor.seek(key)? {
+                true if cursor.key() == key => cursor.next()?,
+                found => found,
+            },
+        };
+        if !positioned {
+            return Ok(batch);
+        }
+        while cursor.is_valid() && batch.len() < wanted {
+            let key = cursor.key();
+            let inside = match end {
+                Bound::Included(bound) => key <= bound,
+                Bound::Excluded(bound) => key < bound,
+                Bound::Unbounded => true,
+            };
+            if !inside {
+                break;
+            }
+            batch.push(key, cursor.value());
+            if !cursor.next()? {
+                break;
+            }
+        }
+    }
+    Ok(batch)
+}
+
 /// Up to `wanted` pairs of a bitable inside the bounds, from the start (or, `reverse`, the end).
 fn bitable_batch<'t>(
     table: &'t artdb_bitable::Table,
@@ -282,9 +375,9 @@ fn bitable_batch<'t>(
     end: Bound<&[u8]>,
     reverse: bool,
     wanted: usize,
-) -> Result<BitablePairs<'t>, artdb_bitable::Error> {
+) -> Result<Batch<'t>, artdb_bitable::Error> {
     let mut cursor = table.cursor();
-    let mut pairs = Vec::new();
+    let mut pairs = Batch::new(wanted);
     if reverse {
         // seek past the bound, then step back; a failed seek means every key is below it.
         let positioned = match end {
@@ -316,7 +409,7 @@ fn bitable_batch<'t>(
             if !inside || pairs.len() == wanted {
                 break;
             }
-            pairs.push((key, value));
+            pairs.push(key, value);
             if !cursor.prev()? {
                 break;
             }
@@ -339,7 +432,7 @@ fn bitable_batch<'t>(
             if !inside || pairs.len() == wanted {
                 break;
             }
-            pairs.push((key, value));
+            pairs.push(key, value);
             if !cursor.next()? {
                 break;
             }
