@@ -29,7 +29,8 @@ const KEYS: u16 = 24;
 #[derive(Debug, Clone)]
 enum Op {
     Get(Vec<u8>, Option<Vec<u8>>),
-    Range(Vec<u8>, Vec<u8>, bool, Vec<(Vec<u8>, Vec<u8>)>),
+    /// lo, hi, reverse, how many pairs it took at most, the pairs in the order taken.
+    Range(Vec<u8>, Vec<u8>, bool, usize, Vec<(Vec<u8>, Vec<u8>)>),
     Put(Vec<u8>, Vec<u8>),
     Remove(Vec<u8>, bool),
     InsertIfAbsent(Vec<u8>, Vec<u8>, bool),
@@ -68,19 +69,24 @@ fn run_one(db: &Db, rng: &mut StdRng, isolation: Isolation, tag: &mut u64) -> Re
                 let lo = k.min(hi.clone());
                 hi = hi.max(lo.clone());
                 let reverse = rng.gen();
+                // Sometimes only the first few pairs (a partial scan reads less).
+                let limit = if rng.gen() {
+                    rng.gen_range(1..4)
+                } else {
+                    usize::MAX
+                };
                 let iter = txn.range("t", lo.clone()..hi.clone()).unwrap();
-                let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = if reverse {
+                let pairs: Vec<(Vec<u8>, Vec<u8>)> = if reverse {
                     iter.rev()
+                        .take(limit)
                         .map(|item| item.map(|(k, v)| (k, v.to_vec())).unwrap())
                         .collect()
                 } else {
-                    iter.map(|item| item.map(|(k, v)| (k, v.to_vec())).unwrap())
+                    iter.take(limit)
+                        .map(|item| item.map(|(k, v)| (k, v.to_vec())).unwrap())
                         .collect()
                 };
-                if reverse {
-                    pairs.reverse();
-                }
-                ops.push(Op::Range(lo, hi, reverse, pairs));
+                ops.push(Op::Range(lo, hi, reverse, limit, pairs));
             }
             4..=6 => {
                 txn.insert("t", &k, &value).unwrap();
@@ -130,11 +136,14 @@ fn replay(base: &mut Map, ops: &[Op], check_reads: bool) -> Result<(), String> {
                     ));
                 }
             }
-            Op::Range(lo, hi, reverse, pairs) => {
-                let expected: Vec<_> = base
-                    .range(lo.clone()..hi.clone())
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+            Op::Range(lo, hi, reverse, limit, pairs) => {
+                let range = base.range(lo.clone()..hi.clone());
+                let pair = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
+                let expected: Vec<_> = if *reverse {
+                    range.rev().take(*limit).map(pair).collect()
+                } else {
+                    range.take(*limit).map(pair).collect()
+                };
                 if check_reads && &expected != pairs {
                     return Err(format!("range {lo:?}..{hi:?} (reverse {reverse}): read {pairs:?}, model {expected:?}"));
                 }
@@ -457,12 +466,18 @@ fn interleaved_transactions_match_the_model() {
                 let mut hi = key(&mut rng);
                 let lo = k.clone().min(hi.clone());
                 hi = hi.max(lo.clone());
+                let limit = if rng.gen() {
+                    rng.gen_range(1..4)
+                } else {
+                    usize::MAX
+                };
                 let pairs: Vec<(Vec<u8>, Vec<u8>)> = txn
                     .range("t", lo.clone()..hi.clone())
                     .unwrap()
+                    .take(limit)
                     .map(|item| item.map(|(k, v)| (k, v.to_vec())).unwrap())
                     .collect();
-                ops.push(Op::Range(lo, hi, false, pairs));
+                ops.push(Op::Range(lo, hi, false, limit, pairs));
             }
             4..=6 => {
                 txn.insert("t", &k, &value).unwrap();

@@ -448,3 +448,59 @@ fn write_batches_count_as_whole_table_writes() {
         assert_eq!(db.stats().unwrap().txn.history_records, 0);
     }
 }
+
+/// A serializable iterator counts as read what it consumed, not its whole requested range: the
+/// first pair of an open-ended range is a read of [start, that key]; the last from the back a
+/// read of [that key, end]; running out, the whole range.
+#[test]
+fn serializable_iterators_record_what_they_consumed() {
+    let writer = |db: &Db, key: &[u8]| {
+        let mut txn = begin(db, Isolation::Snapshot);
+        txn.insert("test", key, b"w").unwrap();
+        txn.commit().unwrap();
+    };
+    // From the front: key 1 is read, a new key 5 is not.
+    let db = setup();
+    let mut t = begin(&db, Isolation::Serializable);
+    let first = t
+        .range("test", b"0".as_slice()..)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.0, b"1");
+    t.insert("test", b"z", b"1").unwrap();
+    writer(&db, b"5");
+    t.commit().unwrap();
+    // A phantom before the first key taken (inside [start, 1]) conflicts.
+    let mut t = begin(&db, Isolation::Serializable);
+    assert_eq!(
+        t.range("test", b"0".as_slice()..)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .0,
+        b"1"
+    );
+    t.insert("test", b"z", b"2").unwrap();
+    writer(&db, b"05");
+    assert!(is_conflict(t.commit()));
+    // From the back: the last key (z) is read; a key below the one taken is not.
+    let mut t = begin(&db, Isolation::Serializable);
+    assert_eq!(
+        t.iter("test").unwrap().next_back().unwrap().unwrap().0,
+        b"z"
+    );
+    t.insert("test", b"y", b"1").unwrap();
+    writer(&db, b"3");
+    t.commit().unwrap();
+    let mut t = begin(&db, Isolation::Serializable);
+    assert_eq!(
+        t.iter("test").unwrap().next_back().unwrap().unwrap().0,
+        b"z"
+    );
+    t.insert("test", b"y", b"2").unwrap();
+    writer(&db, b"zz");
+    assert!(is_conflict(t.commit()));
+}

@@ -59,6 +59,58 @@ pub struct TxnIter<'a> {
     puts: Side<'a>,
     dels: Option<&'a Tree>,
     done: bool,
+    log: Option<IterLog<'a>>,
+}
+
+/// Where a serializable transaction's iterator records what it has read: from the requested
+/// lower bound to the last key yielded from the front, and from the last key yielded from the
+/// back to the requested upper bound; the whole range once it ran out.
+pub(crate) struct IterLog<'a> {
+    pub span: SpanLog<'a>,
+    pub range: KeyRange,
+    front: Option<usize>,
+    back: Option<usize>,
+}
+
+impl<'a> IterLog<'a> {
+    pub fn new(span: SpanLog<'a>, range: KeyRange) -> IterLog<'a> {
+        IterLog {
+            span,
+            range,
+            front: None,
+            back: None,
+        }
+    }
+
+    fn record(&mut self, forward: bool, range: KeyRange) {
+        let mut reads = self.span.reads.borrow_mut();
+        let set = reads.entry(self.span.table.to_string()).or_default();
+        let slot = if forward {
+            &mut self.front
+        } else {
+            &mut self.back
+        };
+        match *slot {
+            Some(index) => set.set_range(index, range),
+            None => *slot = Some(set.add_range(range)),
+        }
+    }
+
+    /// `key` was yielded from the front (`forward`) or the back.
+    fn yielded(&mut self, forward: bool, key: &[u8]) {
+        let range = if forward {
+            (self.range.0.clone(), Bound::Included(key.to_vec()))
+        } else {
+            (Bound::Included(key.to_vec()), self.range.1.clone())
+        };
+        self.record(forward, range);
+    }
+
+    /// The iterator ran out: it has seen the whole range.
+    fn exhausted(&mut self) {
+        let range = self.range.clone();
+        self.record(true, range);
+    }
 }
 
 enum Pick {
@@ -93,7 +145,14 @@ impl<'a> TxnIter<'a> {
             puts: Side::new(puts),
             dels: dels.filter(|dels| !dels.is_empty()),
             done: false,
+            log: None,
         }
+    }
+
+    /// Records what it reads in a serializable transaction's read set.
+    pub(crate) fn logged(mut self, log: Option<IterLog<'a>>) -> TxnIter<'a> {
+        self.log = log;
+        self
     }
 
     fn deleted(&self, key: &[u8]) -> Result<bool> {
@@ -142,9 +201,17 @@ impl<'a> TxnIter<'a> {
             return None;
         }
         match self.step(forward) {
-            Ok(Some(pair)) => Some(Ok(pair)),
+            Ok(Some(pair)) => {
+                if let Some(log) = &mut self.log {
+                    log.yielded(forward, &pair.0);
+                }
+                Some(Ok(pair))
+            }
             Ok(None) => {
                 self.done = true;
+                if let Some(log) = &mut self.log {
+                    log.exhausted();
+                }
                 None
             }
             Err(error) => {

@@ -10,7 +10,7 @@
 
 use super::keys::KeyRange;
 use super::live::LiveGuard;
-use super::merge::{SpanLog, TxnCursor, TxnIter};
+use super::merge::{IterLog, SpanLog, TxnCursor, TxnIter};
 use super::write_set::{ReadSet, WriteSet};
 use super::{Isolation, WriteOptions};
 use crate::db::pins::Pin;
@@ -206,7 +206,9 @@ impl Transaction {
     }
 
     /// The pairs of `table` whose keys fall in `range`, in key order (double-ended). A
-    /// serializable transaction records the whole range as read.
+    /// serializable transaction records as read what it consumed: from the range's start to
+    /// the last pair taken from the front, from the last pair taken from the back to its end,
+    /// and the whole range once the iterator ran out.
     pub fn range<K, R>(&self, table: &str, range: R) -> Result<TxnIter<'_>>
     where
         K: AsRef<[u8]> + ?Sized,
@@ -232,8 +234,14 @@ impl Transaction {
             ),
             None => TxnIter::new(base_iter, empty_tree().range::<[u8], _>(bounds), None),
         };
-        self.note_range(table, range);
-        Ok(iter)
+        let log = self.serializable().then(|| {
+            let span = SpanLog {
+                reads: &self.reads,
+                table: self.base_name(table),
+            };
+            IterLog::new(span, range)
+        });
+        Ok(iter.logged(log))
     }
 
     /// All pairs of `table` in key order (double-ended).

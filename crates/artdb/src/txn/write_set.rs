@@ -8,7 +8,7 @@
 //! writer of it must conflict).
 //!
 //! The read set (serializable only) holds point reads in a tree (a key set) and scanned ranges
-//! as a list of key ranges (an iterator's whole requested range; a cursor's visited span).
+//! as a list of key ranges (what an iterator consumed from each end; a cursor's visited span).
 
 use super::keys::{KeyRange, Keys};
 use crate::error::{from_tree, Result};
