@@ -32,6 +32,7 @@ pub struct Format {
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Build a table from sorted `key<TAB>value` lines.
+    #[command(after_help = "Example: artdb bitable build t.bt --from pairs.tsv")]
     Build {
         /// The table file to write.
         out: PathBuf,
@@ -48,6 +49,7 @@ pub enum Command {
         format: Format,
     },
     /// Print the value stored under a key (exit code 3 if absent).
+    #[command(after_help = "Example: artdb bitable get t.bt somekey")]
     Get {
         /// The table file.
         file: PathBuf,
@@ -57,6 +59,7 @@ pub enum Command {
         format: Format,
     },
     /// Print pairs in key order.
+    #[command(after_help = "Example: artdb bitable scan t.bt --prefix some --limit 10")]
     Scan {
         /// The table file.
         file: PathBuf,
@@ -76,6 +79,7 @@ pub enum Command {
         format: Format,
     },
     /// Merge tables into one (a key in several inputs: the last input wins, or --strict fails).
+    #[command(after_help = "Example: artdb bitable merge all.bt a.bt b.bt")]
     Merge {
         /// The table file to write.
         out: PathBuf,
@@ -89,6 +93,7 @@ pub enum Command {
         format: Format,
     },
     /// Check every page and the key order of a table.
+    #[command(after_help = "Example: artdb bitable verify t.bt")]
     Verify {
         /// The table file.
         file: PathBuf,
@@ -96,6 +101,7 @@ pub enum Command {
         format: Format,
     },
     /// Print pairs, pages and bytes per level, large-value bytes and fill factors.
+    #[command(after_help = "Example: artdb bitable stats t.bt --json")]
     Stats {
         /// The table file.
         file: PathBuf,

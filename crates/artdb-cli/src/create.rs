@@ -9,11 +9,21 @@ use std::path::PathBuf;
 pub struct Args {
     /// The database file to create (must not exist).
     file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `artdb create`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     Db::create(&args.file, Options::default())?.close()?;
-    outln!("created {}", args.file.display())?;
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::json!({ "created": args.file.display().to_string() })
+        )?;
+    } else {
+        outln!("created {}", args.file.display())?;
+    }
     Ok(())
 }

@@ -14,6 +14,9 @@ pub struct Args {
     /// The table.
     #[arg(long, default_value = TABLE_DEFAULT)]
     table: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `artdb del`.
@@ -24,6 +27,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let removed = batch.remove(&args.table, &key)?;
     batch.commit()?;
     db.close()?;
+    if args.json {
+        crate::outln!(
+            "{}",
+            serde_json::json!({ "table": args.table, "key": args.key, "removed": removed.is_some() })
+        )?;
+    }
     if removed.is_none() {
         return Err(Box::new(Exit {
             code: EXIT_NOT_FOUND,

@@ -39,7 +39,10 @@ use std::process::ExitCode;
 #[command(
     name = "artdb",
     version,
-    about = "artdb: an embedded ordered key-value store on an adaptive radix tree"
+    about = "artdb: an embedded ordered key-value store on an adaptive radix tree",
+    after_help = "Examples:\n  artdb put my.artdb alice 1 && artdb get my.artdb alice\n  artdb shell my.artdb\n  \
+                  mdb_dump -n -a data.mdb | artdb restore my.artdb\n\nExit codes: 0 success, 1 error, \
+                  2 bad command line, 3 key not found, 4 corruption (or verify found problems)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -49,43 +52,66 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Build a tree of generated keys, query it, and print what it did and how long it took.
+    #[command(after_help = "Example: artdb demo --keys 1000000")]
     Demo(demo::Args),
     /// Build, query, merge and check bitable files (immutable sorted tables).
+    #[command(
+        after_help = "Example: artdb bitable build t.bt --from pairs.tsv && artdb bitable get t.bt somekey"
+    )]
     #[command(subcommand)]
     Bitable(bitable::Command),
     /// Create an empty database file.
+    #[command(after_help = "Example: artdb create my.artdb")]
     Create(create::Args),
     /// Tables, keys, node kinds, depth and file space of a database file.
+    #[command(after_help = "Example: artdb stats my.artdb --json")]
     Stats(stats::Args),
     /// Check every checksum and invariant of a database file (exit code 4 on problems).
+    #[command(after_help = "Example: artdb verify my.artdb")]
     Verify(verify::Args),
     /// Run a checkpoint (or a compaction) of a database file.
+    #[command(after_help = "Example: artdb checkpoint my.artdb --compact")]
     Checkpoint(checkpoint::Args),
     /// Print the value of a key (exit code 3 if absent).
+    #[command(after_help = "Example: artdb get my.artdb --table users alice")]
     Get(get::Args),
     /// Set a key to a value (durable when the command returns).
+    #[command(after_help = "Example: artdb put my.artdb --table users alice 'likes \\x00 bytes'")]
     Put(put::Args),
     /// Remove a key (exit code 3 if absent).
+    #[command(after_help = "Example: artdb del my.artdb --table users alice")]
     Del(del::Args),
     /// Print the pairs in a key range or with a prefix, in key order.
+    #[command(after_help = "Example: artdb scan my.artdb --table users --prefix al --limit 10")]
     Scan(scan::Args),
     /// Count the pairs in a key range or with a prefix.
+    #[command(after_help = "Example: artdb count my.artdb --table users --prefix al")]
     Count(scan::Args),
     /// Load key/value pairs from a TSV or CSV file (sorted input streams to the file).
+    #[command(after_help = "Example: artdb load my.artdb --table users pairs.tsv")]
     Load(load::Args),
     /// Write tables as text in the mdb_dump/db_dump format.
+    #[command(after_help = "Example: artdb dump my.artdb --table users -p > users.txt")]
     Dump(dump::Args),
     /// Load a text dump (from artdb dump, mdb_dump or db_dump) into new or empty tables.
+    #[command(after_help = "Example: mdb_dump -n -a data.mdb | artdb restore my.artdb")]
     Restore(restore::Args),
     /// Write a table to a new bitable file, in key order, durably.
+    #[command(after_help = "Example: artdb export my.artdb users.bt --table users")]
     Export(export::ExportArgs),
     /// Load a bitable file into a new or empty table.
+    #[command(after_help = "Example: artdb import my.artdb users.bt --table users")]
     Import(export::ImportArgs),
     /// Copy one committed state of a database to a new, verified file.
+    #[command(after_help = "Example: artdb backup my.artdb /backups/my-monday.artdb")]
     Backup(backup::BackupArgs),
     /// Rewrite every table densely and report the file size before and after.
+    #[command(after_help = "Example: artdb compact my.artdb")]
     Compact(backup::CompactArgs),
     /// An interactive prompt (or a script runner, when stdin is not a terminal).
+    #[command(
+        after_help = "Example: artdb shell my.artdb   (or: artdb shell my.artdb < script.txt)"
+    )]
     Shell(shell::Args),
 }
 

@@ -17,6 +17,9 @@ pub struct Args {
     /// The table (created if missing).
     #[arg(long, default_value = TABLE_DEFAULT)]
     table: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `artdb put`.
@@ -31,5 +34,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     batch.insert(&args.table, &key, &value)?;
     batch.commit()?;
     db.close()?;
+    if args.json {
+        crate::outln!(
+            "{}",
+            serde_json::json!({ "table": args.table, "key": args.key, "value": args.value })
+        )?;
+    }
     Ok(())
 }

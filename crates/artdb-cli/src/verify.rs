@@ -18,7 +18,9 @@ pub struct Args {
 /// Runs `artdb verify`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
+    let bar = crate::progress::spinner("verifying every page and tree");
     let report = db.verify()?;
+    bar.finish_and_clear();
     let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     if args.json {
         let json = serde_json::json!({
