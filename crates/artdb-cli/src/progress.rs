@@ -15,7 +15,8 @@ pub fn bytes(total: u64) -> ProgressBar {
 
 /// A bar counting items (pairs, keys) up to `total`, described by `what`.
 pub fn items(total: u64, what: &str) -> ProgressBar {
-    let template = format!("{{bar:40}} {{pos}}/{{len}} {what} {{per_sec}} eta {{eta}}");
+    let template =
+        format!("{{bar:40}} {{human_pos}}/{{human_len}} {what}, {{elapsed}} elapsed, eta {{eta}}");
     styled(total, &template)
 }
 

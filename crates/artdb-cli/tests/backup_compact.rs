@@ -35,6 +35,21 @@ fn backup_copies_verifies_and_never_overwrites() {
     ok(&["backup", source_str, path_str(&dest2), "--compact"]);
     ok(&["verify", path_str(&dest2)]);
 
+    // The temporary copy of a killed backup (a PID that cannot exist) goes at the next backup
+    // to the same destination; one of a live process (this test) stays.
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(4_194_304);
+    let stale = dir.file(&format!(".copy3.artdb.backup-{}", pid_max + 1));
+    let live = dir.file(&format!(".copy3.artdb.backup-{}", std::process::id()));
+    std::fs::write(&stale, b"partial").unwrap();
+    std::fs::write(&live, b"partial").unwrap();
+    ok(&["backup", source_str, path_str(&dir.file("copy3.artdb"))]);
+    assert!(!stale.exists());
+    assert!(live.exists());
+    std::fs::remove_file(&live).unwrap();
+
     // An existing destination is refused and left alone.
     let existing = dir.file("existing.artdb");
     std::fs::write(&existing, b"precious").unwrap();
