@@ -134,11 +134,11 @@ fn item4_stats_on_a_damaged_file_fails() {
     std::fs::write(&input, sorted_tsv(20_000)).unwrap();
     ok(&["load", file, "--table", "t", path_str(&input)]);
     json(&ok(&["stats", file, "--json"]));
-    // Flip one byte in every page that verify says holds nodes, one page at a time: stats must
+    // Flip one byte in every third page, one page at a time: wherever verify finds damage, stats must
     // never print figures with exit 0 for a file verify finds damaged.
     let clean = std::fs::read(&db).unwrap();
     let mut damaged_pages = 0;
-    for page in 2..clean.len() / 4096 {
+    for page in (2..clean.len() / 4096).step_by(3) {
         let mut bytes = clean.clone();
         bytes[page * 4096 + 100] ^= 0x5A;
         std::fs::write(&db, &bytes).unwrap();
