@@ -19,3 +19,8 @@ rm -rf target/py-wheels
 cd crates/artdb-py
 # -p no:cacheprovider: leave nothing in the source tree.
 "../../$VENV/bin/python" -m pytest -q -p no:cacheprovider tests
+# W7's script at a tiny scale as a smoke run (no timing asserted; the peers that need pip
+# installs are left out here: sqlite3 is in the standard library).
+"../../$VENV/bin/python" bench/w7.py --n 20000 --systems artdb,sqlite3 --gets 5000 \
+  --ranges 1000 --puts 10 --dir ../../target/py-bench-smoke >/dev/null
+echo "artdb-py W7 smoke run: ok"

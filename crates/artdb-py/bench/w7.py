@@ -99,6 +99,7 @@ class Child:
         db.create_table("kv")
         t = db.table("kv")
         load_s, _ = timed(lambda: t.load(pairs))
+        self.figure("file_bytes_after_load", os.path.getsize(path), "bytes")
 
         def gets_snapshot():
             with db.read() as snap:

@@ -74,6 +74,9 @@ impl<'t> Batch<'t> {
 const BATCH_MAX: usize = 1024;
 /// The first batch.
 const BATCH_FIRST: usize = 16;
+/// Batches at least this long are read with the GIL released; shorter ones take a few
+/// microseconds, less than handing the GIL to another thread and back can cost.
+const BATCH_RELEASING_GIL: usize = 256;
 
 /// What each step yields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,12 +224,16 @@ impl PairIter {
                 let table = table.clone();
                 let (start, end) = self.window();
                 let reverse = self.reverse;
-                let batch = py
-                    .allow_threads(|| -> Result<Batch<'_>, artdb::Error> {
-                        let table = txn.table(&table)?;
-                        db_batch(&table, start, end, reverse, wanted)
-                    })
-                    .py(py)?;
+                let read = || -> Result<Batch<'_>, artdb::Error> {
+                    let table = txn.table(&table)?;
+                    db_batch(&table, start, end, reverse, wanted)
+                };
+                let batch = if wanted >= BATCH_RELEASING_GIL {
+                    py.allow_threads(read)
+                } else {
+                    read()
+                }
+                .py(py)?;
                 self.take_batch(py, &batch, wanted)?;
             }
             Origin::Txn { state, table } => {
@@ -256,9 +263,13 @@ impl PairIter {
                 let table = Arc::clone(table);
                 let (start, end) = self.window();
                 let reverse = self.reverse;
-                let batch = py
-                    .allow_threads(|| bitable_batch(&table, start, end, reverse, wanted))
-                    .py(py)?;
+                let read = || bitable_batch(&table, start, end, reverse, wanted);
+                let batch = if wanted >= BATCH_RELEASING_GIL {
+                    py.allow_threads(read)
+                } else {
+                    read()
+                }
+                .py(py)?;
                 self.take_batch(py, &batch, wanted)?;
             }
         }

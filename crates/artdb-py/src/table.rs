@@ -19,7 +19,7 @@ use crate::errors::EngineResult;
 use crate::iter::{Bounds, Mode, Origin, PairIter};
 use crate::txn::TxnState;
 use artdb::Transaction;
-use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::ops::Bound as KeyBound;
@@ -39,9 +39,25 @@ pub(crate) enum Source {
 /// Pairs gathered from Python: key and value bytes in one buffer.
 pub(crate) struct Pairs {
     data: Vec<u8>,
-    /// (start, key length, value length) into `data`.
-    spans: Vec<(usize, usize, usize)>,
+    spans: Vec<Span>,
     sorted: bool,
+}
+
+/// One pair in `Pairs::data`, with its key's first 8 bytes as a big-endian number so that most
+/// comparisons of the sort stay inside the span array instead of reaching into `data`.
+#[derive(Clone, Copy)]
+struct Span {
+    prefix: u64,
+    start: usize,
+    key_len: u32,
+    value_len: u32,
+}
+
+fn key_prefix(key: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let len = key.len().min(8);
+    word[..len].copy_from_slice(&key[..len]);
+    u64::from_be_bytes(word)
 }
 
 impl Pairs {
@@ -53,43 +69,60 @@ impl Pairs {
         }
     }
 
-    fn key(&self, index: usize) -> &[u8] {
-        let (start, key_len, _) = self.spans[index];
-        &self.data[start..start + key_len]
+    fn key_of<'a>(data: &'a [u8], span: &Span) -> &'a [u8] {
+        &data[span.start..span.start + span.key_len as usize]
     }
 
-    fn pair(&self, span: &(usize, usize, usize)) -> (&[u8], &[u8]) {
-        let (start, key_len, value_len) = *span;
-        let middle = start + key_len;
+    fn pair(&self, span: &Span) -> (&[u8], &[u8]) {
+        let middle = span.start + span.key_len as usize;
         (
-            &self.data[start..middle],
-            &self.data[middle..middle + value_len],
+            &self.data[span.start..middle],
+            &self.data[middle..middle + span.value_len as usize],
         )
     }
 
-    fn push(&mut self, key: &[u8], value: &[u8]) {
-        if let Some(last) = self.spans.len().checked_sub(1) {
-            if self.sorted && self.key(last) >= key {
+    fn push(&mut self, key: &[u8], value: &[u8]) -> PyResult<()> {
+        let too_long = |len: usize| u32::try_from(len).is_err();
+        if too_long(key.len()) || too_long(value.len()) {
+            return Err(PyValueError::new_err(
+                "a key or value of 4 GiB or more cannot be loaded in one piece",
+            ));
+        }
+        if let Some(last) = self.spans.last() {
+            if self.sorted && Pairs::key_of(&self.data, last) >= key {
                 self.sorted = false;
             }
         }
-        self.spans.push((self.data.len(), key.len(), value.len()));
+        self.spans.push(Span {
+            prefix: key_prefix(key),
+            start: self.data.len(),
+            key_len: key.len() as u32,
+            value_len: value.len() as u32,
+        });
         self.data.extend_from_slice(key);
         self.data.extend_from_slice(value);
+        Ok(())
     }
 
-    /// Sorts by key (stable) and keeps the last pair of each key. Runs without the GIL.
+    /// Sorts by key and keeps the last pair of each key (input order breaks ties). Runs
+    /// without the GIL.
     pub(crate) fn sort_dedup(&mut self) {
         if self.sorted {
             return;
         }
         let data = &self.data;
-        let key = |span: &(usize, usize, usize)| &data[span.0..span.0 + span.1];
-        self.spans.sort_by(|a, b| key(a).cmp(key(b)));
-        let mut kept: Vec<(usize, usize, usize)> = Vec::with_capacity(self.spans.len());
+        self.spans.sort_unstable_by(|a, b| {
+            a.prefix
+                .cmp(&b.prefix)
+                .then_with(|| Pairs::key_of(data, a).cmp(Pairs::key_of(data, b)))
+                .then(a.start.cmp(&b.start))
+        });
+        let mut kept: Vec<Span> = Vec::with_capacity(self.spans.len());
         for span in self.spans.drain(..) {
             match kept.last_mut() {
-                Some(last) if key(last) == key(&span) => *last = span,
+                Some(last) if Pairs::key_of(data, last) == Pairs::key_of(data, &span) => {
+                    *last = span
+                }
                 _ => kept.push(span),
             }
         }
@@ -129,7 +162,7 @@ fn gather(source: &Bound<'_, PyAny>) -> PyResult<Pairs> {
                 both
             }
         };
-        pairs.push(&bytes_of(&key, "key")?, &bytes_of(&value, "value")?);
+        pairs.push(&bytes_of(&key, "key")?, &bytes_of(&value, "value")?)?;
     }
     Ok(pairs)
 }

@@ -140,12 +140,9 @@ def test_prefix(table):
 def test_iterators_hold_one_snapshot(table):
     for i in range(3000):
         table[i.to_bytes(4, "big")] = b"old"
-    it = table.items()
-    it = iter(it)
+    it = iter(table.items())
     first = next(it)
     table[(5000).to_bytes(4, "big")] = b"new"
-    for i in range(3000):
-        pass
     table[(10).to_bytes(4, "big")] = b"changed"
     rest = list(it)
     assert len(rest) + 1 == 3000
