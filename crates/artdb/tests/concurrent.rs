@@ -31,6 +31,8 @@ enum Op {
     Get(Vec<u8>, Option<Vec<u8>>),
     /// lo, hi, reverse, how many pairs it took at most, the pairs in the order taken.
     Range(Vec<u8>, Vec<u8>, bool, usize, Vec<(Vec<u8>, Vec<u8>)>),
+    /// A cursor: seek target, steps (true = next), the pair at each position (None: not valid).
+    Cursor(Vec<u8>, Vec<bool>, Vec<Option<(Vec<u8>, Vec<u8>)>>),
     Put(Vec<u8>, Vec<u8>),
     Remove(Vec<u8>, bool),
     InsertIfAbsent(Vec<u8>, Vec<u8>, bool),
@@ -49,6 +51,30 @@ fn key(rng: &mut StdRng) -> Vec<u8> {
     rng.gen_range(0..KEYS).to_be_bytes().to_vec()
 }
 
+/// Seeks a cursor to `target` and steps it randomly both ways, recording each position.
+fn cursor_op(txn: &artdb::Transaction, rng: &mut StdRng, target: Vec<u8>) -> Op {
+    let mut cursor = txn.cursor("t").unwrap();
+    cursor.seek(&target).unwrap();
+    let here = |cursor: &artdb::TxnCursor<'_>| {
+        cursor
+            .is_valid()
+            .then(|| (cursor.key().to_vec(), cursor.value().to_vec()))
+    };
+    let mut seen = vec![here(&cursor)];
+    let mut steps = Vec::new();
+    for _ in 0..rng.gen_range(0..5) {
+        let forward: bool = rng.gen();
+        if forward {
+            cursor.next().unwrap();
+        } else {
+            cursor.prev().unwrap();
+        }
+        steps.push(forward);
+        seen.push(here(&cursor));
+    }
+    Op::Cursor(target, steps, seen)
+}
+
 fn run_one(db: &Db, rng: &mut StdRng, isolation: Isolation, tag: &mut u64) -> Record {
     let mut txn = db
         .begin_write(WriteOptions::with_isolation(isolation))
@@ -60,10 +86,11 @@ fn run_one(db: &Db, rng: &mut StdRng, isolation: Isolation, tag: &mut u64) -> Re
         let value = tag.to_le_bytes().to_vec();
         let k = key(rng);
         match rng.gen_range(0..10) {
-            0..=2 => {
+            0..=1 => {
                 let found = txn.get("t", &k).unwrap().map(<[u8]>::to_vec);
                 ops.push(Op::Get(k, found));
             }
+            2 => ops.push(cursor_op(&txn, rng, k)),
             3 => {
                 let mut hi = key(rng);
                 let lo = k.min(hi.clone());
@@ -146,6 +173,25 @@ fn replay(base: &mut Map, ops: &[Op], check_reads: bool) -> Result<(), String> {
                 };
                 if check_reads && &expected != pairs {
                     return Err(format!("range {lo:?}..{hi:?} (reverse {reverse}): read {pairs:?}, model {expected:?}"));
+                }
+            }
+            Op::Cursor(target, steps, seen) => {
+                let keys: Vec<&Vec<u8>> = base.keys().collect();
+                let mut at = keys.iter().position(|k| *k >= target);
+                let pair = |at: Option<usize>| at.map(|i| (keys[i].clone(), base[keys[i]].clone()));
+                let mut expected = vec![pair(at)];
+                for &forward in steps {
+                    at = match at {
+                        Some(i) if forward => (i + 1 < keys.len()).then_some(i + 1),
+                        Some(i) => i.checked_sub(1),
+                        None => None,
+                    };
+                    expected.push(pair(at));
+                }
+                if check_reads && &expected != seen {
+                    return Err(format!(
+                        "cursor from {target:?} steps {steps:?}: saw {seen:?}, model {expected:?}"
+                    ));
                 }
             }
             Op::Put(k, v) => {
@@ -458,10 +504,11 @@ fn interleaved_transactions_match_the_model() {
         let value = tag.to_le_bytes().to_vec();
         let k = key(&mut rng);
         match rng.gen_range(0..10) {
-            0..=2 => {
+            0..=1 => {
                 let found = txn.get("t", &k).unwrap().map(<[u8]>::to_vec);
                 ops.push(Op::Get(k, found));
             }
+            2 => ops.push(cursor_op(txn, &mut rng, k)),
             3 => {
                 let mut hi = key(&mut rng);
                 let lo = k.clone().min(hi.clone());
