@@ -130,12 +130,12 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
     let pairs = match result {
         Ok(pairs) => pairs,
         Err(error) => {
-            let _ = std::fs::remove_file(&temp);
+            remove_temp(&temp);
             return Err(error);
         }
     };
     let linked = std::fs::hard_link(&temp, &args.dest);
-    let _ = std::fs::remove_file(&temp);
+    remove_temp(&temp);
     if let Err(error) = linked {
         return Err(format!(
             "cannot create {}: {error} (nothing was written there)",
@@ -165,6 +165,13 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
         )?;
     }
     Ok(())
+}
+
+/// Removes the temporary copy and its write-ahead log (the copy was closed, so its log holds
+/// nothing the file does not: DEST starts a fresh log at its first open).
+fn remove_temp(temp: &Path) {
+    let _ = std::fs::remove_file(temp);
+    let _ = std::fs::remove_file(artdb::db::log_path(temp));
 }
 
 /// Copies `source` into a new database at `temp`, closes it and verifies it reopened.

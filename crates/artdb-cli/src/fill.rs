@@ -126,6 +126,7 @@ impl Target {
         if created_file {
             drop(db);
             let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(artdb::db::log_path(&path));
             return;
         }
         let undo = || -> Result<(), BoxError> {

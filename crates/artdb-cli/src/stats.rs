@@ -27,7 +27,19 @@ pub struct Args {
 
 /// Runs `artdb stats`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
+    let db = match Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop()) {
+        Ok(db) => db,
+        Err(error @ artdb::Error::Corruption { .. }) if args.json => {
+            // Damage found at open (the file or its write-ahead log): no figures, as below.
+            let problems = [error.to_string()];
+            outln!(
+                "{}",
+                serde_json::json!({ "ok": false, "problems": problems })
+            )?;
+            return Err(Box::new(error));
+        }
+        Err(error) => return Err(Box::new(error)),
+    };
     let stats = db.stats()?;
     let mut tables = Vec::new();
     for table in &stats.tables {
@@ -106,6 +118,13 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "page_count": store.page_count,
             "generation": store.generation,
             "tables": tables,
+            "log": {
+                "bytes": stats.log.bytes,
+                "records": stats.log.records,
+                "last_lsn": stats.log.last_lsn,
+                "covered_lsn": stats.log.covered_lsn,
+                "file_bytes": stats.log.file_bytes,
+            },
         });
         outln!("{json}")?;
         return Ok(());
@@ -116,6 +135,15 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         store.file_bytes,
         store.page_count,
         store.generation
+    )?;
+    outln!(
+        "log {}: {} bytes in {} records, last LSN {}, checkpoint covers LSN {}, file {} bytes",
+        artdb::db::log_path(&args.file).display(),
+        stats.log.bytes,
+        stats.log.records,
+        stats.log.last_lsn,
+        stats.log.covered_lsn,
+        stats.log.file_bytes
     )?;
     for (table, shape) in tables {
         outln!("table {:?}: {} keys", table.name, table.keys)?;

@@ -6,12 +6,17 @@
 //! then the power went), dropped (nothing reached the disk) or torn (the disk wrote an arbitrary
 //! subset of the writes in any order, and of some only a prefix), and the storage dies: this and
 //! every later call fails, as if the process had stopped.
+//!
+//! Several files of one machine (a database file and its write-ahead log): [`CrashStorage::sibling`]
+//! makes another file that shares the sync count, the plan and the crash. Syncs of either file
+//! count; at the planned one the syncing file's pending writes are kept, dropped or torn, the
+//! other files' pending writes are dropped (or torn, in tear mode), and every file dies.
 
 use artdb::io::{Map, MemoryStorage, Storage};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::io;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What happens to the unsynced writes at the planned sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +37,13 @@ enum Pending {
     SetLen(u64),
 }
 
-struct State {
+struct FileState {
     durable: Vec<u8>,
     pending: Vec<Pending>,
+}
+
+struct State {
+    files: Vec<FileState>,
     syncs: u64,
     plan: Option<(u64, CrashMode)>,
     crashed: bool,
@@ -43,7 +52,8 @@ struct State {
 /// A storage that simulates power loss (see the module docs).
 pub struct CrashStorage {
     live: MemoryStorage,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
+    index: usize,
 }
 
 fn dead() -> io::Error {
@@ -60,15 +70,35 @@ impl CrashStorage {
     pub fn from_image(image: &[u8]) -> io::Result<CrashStorage> {
         let live = MemoryStorage::from_image(image)?;
         let state = State {
-            durable: image.to_vec(),
-            pending: Vec::new(),
+            files: vec![FileState {
+                durable: image.to_vec(),
+                pending: Vec::new(),
+            }],
             syncs: 0,
             plan: None,
             crashed: false,
         };
         Ok(CrashStorage {
             live,
-            state: Mutex::new(state),
+            state: Arc::new(Mutex::new(state)),
+            index: 0,
+        })
+    }
+
+    /// Another file of the same machine holding `image` (see the module docs).
+    pub fn sibling(&self, image: &[u8]) -> io::Result<CrashStorage> {
+        let live = MemoryStorage::from_image(image)?;
+        let mut state = self.state();
+        state.files.push(FileState {
+            durable: image.to_vec(),
+            pending: Vec::new(),
+        });
+        let index = state.files.len() - 1;
+        drop(state);
+        Ok(CrashStorage {
+            live,
+            state: Arc::clone(&self.state),
+            index,
         })
     }
 
@@ -93,9 +123,9 @@ impl CrashStorage {
         self.state().crashed
     }
 
-    /// What survives power loss now.
+    /// What of this file survives power loss now.
     pub fn durable_image(&self) -> Vec<u8> {
-        self.state().durable.clone()
+        self.state().files[self.index].durable.clone()
     }
 
     fn check_alive(&self) -> io::Result<()> {
@@ -151,7 +181,7 @@ impl Storage for CrashStorage {
             return Err(dead());
         }
         self.live.write_at(offset, data)?;
-        state.pending.push(Pending::Write {
+        state.files[self.index].pending.push(Pending::Write {
             offset,
             data: data.to_vec(),
         });
@@ -164,19 +194,33 @@ impl Storage for CrashStorage {
             return Err(dead());
         }
         state.syncs += 1;
-        let pending = std::mem::take(&mut state.pending);
+        let index = self.index;
+        let pending = std::mem::take(&mut state.files[index].pending);
         match state.plan {
             Some((at, mode)) if at == state.syncs => {
-                match mode {
-                    CrashMode::Keep => pending.iter().for_each(|p| apply(&mut state.durable, p)),
-                    CrashMode::Drop => {}
-                    CrashMode::Tear { seed } => tear(&mut state.durable, &pending, seed),
+                for (other, file) in state.files.iter_mut().enumerate() {
+                    let other_pending = std::mem::take(&mut file.pending);
+                    let (mine, seed) = if other == index {
+                        (&pending, 0)
+                    } else {
+                        (&other_pending, 1 + other as u64)
+                    };
+                    match mode {
+                        CrashMode::Keep if other == index => {
+                            mine.iter().for_each(|p| apply(&mut file.durable, p))
+                        }
+                        CrashMode::Keep | CrashMode::Drop => {}
+                        CrashMode::Tear { seed: base } => {
+                            tear(&mut file.durable, mine, base.wrapping_add(seed))
+                        }
+                    }
                 }
                 state.crashed = true;
                 Err(dead())
             }
             _ => {
-                pending.iter().for_each(|p| apply(&mut state.durable, p));
+                let file = &mut state.files[index];
+                pending.iter().for_each(|p| apply(&mut file.durable, p));
                 Ok(())
             }
         }
@@ -193,7 +237,7 @@ impl Storage for CrashStorage {
             return Err(dead());
         }
         self.live.set_len(len)?;
-        state.pending.push(Pending::SetLen(len));
+        state.files[self.index].pending.push(Pending::SetLen(len));
         Ok(())
     }
 

@@ -57,6 +57,14 @@ pub enum CorruptionKind {
         /// What is wrong with it.
         problem: Box<CorruptionKind>,
     },
+    /// The write-ahead log (`<file>.wal`) is damaged or does not belong to this database; `at`
+    /// is then a byte offset in the log file.
+    Log {
+        /// The LSN of the record concerned (0: the log's header).
+        lsn: u64,
+        /// What was wrong.
+        what: String,
+    },
 }
 
 /// The errors of artdb.
@@ -154,6 +162,15 @@ pub enum Error {
     },
     /// An error from the tree that is not corruption (a programmer error surfaced as a value).
     Tree(String),
+    /// A transaction's log record would exceed the largest record the log takes.
+    TransactionTooLarge {
+        /// Bytes the record would need.
+        bytes: u64,
+        /// The limit in bytes.
+        max: u64,
+    },
+    /// The transaction was aborted by `Db::force_checkpoint`; nothing of it was committed.
+    Aborted,
 }
 
 impl fmt::Display for Error {
@@ -162,6 +179,14 @@ impl fmt::Display for Error {
             Error::Io { op, source } => write!(
                 f,
                 "I/O error during {op}: {source}; check the disk and free space, then reopen the database"
+            ),
+            Error::Corruption {
+                at,
+                kind: CorruptionKind::Log { lsn, what },
+            } => write!(
+                f,
+                "the write-ahead log is damaged at byte {at} of the .wal file (record LSN {lsn}): \
+                 {what}; restore the database from a backup"
             ),
             Error::Corruption {
                 at,
@@ -236,6 +261,16 @@ impl fmt::Display for Error {
                 write!(f, "the database file would need {len} bytes, more than artdb can address")
             }
             Error::Tree(message) => write!(f, "tree error: {message}"),
+            Error::TransactionTooLarge { bytes, max } => write!(
+                f,
+                "the transaction's log record would take {bytes} bytes, more than the limit of \
+                 {max}; split it into smaller transactions or use bulk_load"
+            ),
+            Error::Aborted => write!(
+                f,
+                "the transaction was aborted by a forced checkpoint; nothing of it was \
+                 committed, retry it"
+            ),
         }
     }
 }
@@ -272,6 +307,7 @@ impl fmt::Display for CorruptionKind {
                 f,
                 "the newest checkpoint (generation {generation}) is missing or damaged ({problem})"
             ),
+            CorruptionKind::Log { lsn, what } => write!(f, "log record LSN {lsn}: {what}"),
         }
     }
 }

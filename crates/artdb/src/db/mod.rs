@@ -7,20 +7,23 @@
 //! a [`ReadTxn`] snapshot taken in O(tables) under a read lock and never blocked afterwards. What readers see is the *published* state: a tree snapshot per
 //! table, replaced at every commit and checkpoint.
 //!
-//! Durability today: there is no write-ahead log yet. A commit is visible at once and durable at
-//! the next [`Db::checkpoint`] or [`Db::close`]; a crash loses the commits since the last
-//! completed checkpoint and never part of a checkpoint.
+//! Durability: a commit appends its record to the write-ahead log under the writer lock, then
+//! releases the lock and waits in the commit pipeline (`txn/pipeline.rs`) until the log is
+//! durable (group commit), which publishes the views in LSN order. Open replays the records the
+//! checkpoint does not cover and checkpoints them (`recovery.rs`). docs/recovery.md.
 //!
 //! Checkpoint (one place: [`WriterState::checkpoint`]): persist each changed table's heap nodes
 //! post-order through the store's page writer, commit the store (blobs, sync, superblock, sync),
 //! then switch each tree onto its persisted root and republish, advancing the epoch in the same
 //! step as the publish (see [`pins`] for why). A failure before the store commit leaves the trees
-//! as they were; an I/O failure poisons the store.
+//! as they were; an I/O failure poisons the store. A checkpoint first flushes the pipeline (every
+//! commit durable and published), and after its superblock is durable recycles the log.
 
 mod backup;
 mod catalog;
 pub(crate) mod pins;
 mod read;
+mod recovery;
 mod write;
 
 pub use catalog::TABLE_NAME_LEN_MAX;
@@ -28,13 +31,17 @@ pub use read::{Cursor, Iter, ReadTxn, Table};
 pub use write::WriteTxn;
 
 use crate::error::{from_tree, CorruptionKind, Error, Result};
-use crate::io::{FileStorage, Storage};
+use crate::io::{FileStorage, MemoryStorage, Storage};
 use crate::store::{OpenMode, PageSource, Store, StoreStats, TreeSink, WriteCounts};
+use crate::txn::pipeline::{Pipeline, WaitFor};
+use crate::txn::Durability;
+use crate::wal::Wal;
 use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
 use parking_lot::{Mutex, RwLock};
 use pins::Pins;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Options of [`Db::open`] and [`Db::create`].
@@ -50,15 +57,34 @@ pub struct Options {
     /// those read as `Corruption`, never as other data (each page names the checkpoint that
     /// wrote it). Default: false.
     pub salvage_previous_checkpoint: bool,
+    /// Durability of commits unless a transaction sets its own
+    /// ([`WriteTxn::set_durability`], [`crate::WriteOptions::durability`]). Default:
+    /// [`Durability::Sync`].
+    pub durability: Durability,
+    /// A checkpoint runs after a commit that leaves more than this many bytes of records in
+    /// the log. Default: 16 MiB.
+    pub checkpoint_threshold_bytes: u64,
 }
+
+/// Default of [`Options::checkpoint_threshold_bytes`].
+pub const CHECKPOINT_THRESHOLD_BYTES_DEFAULT: u64 = 16 << 20;
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             checkpoint_on_drop: true,
             salvage_previous_checkpoint: false,
+            durability: Durability::Sync,
+            checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
         }
     }
+}
+
+/// The path of the write-ahead log of the database file at `path`: `<path>.wal`.
+pub fn log_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".wal");
+    PathBuf::from(name)
 }
 
 /// One table in the writer's hands.
@@ -109,6 +135,13 @@ pub(crate) struct WriterState {
     closed: bool,
     /// Pages in use after the last compaction (see `should_compact`).
     compact_baseline_pages: Option<u64>,
+    /// The write-ahead log (appended under this lock).
+    pub(crate) wal: Wal,
+    /// The view of the newest commit, published or still in the pipeline (which publishes in
+    /// LSN order): what a commit builds its view from and an abort rolls back to.
+    pub(crate) committed: Arc<Published>,
+    /// The log must be recycled before its next append (recovery cut a torn tail).
+    wal_needs_recycle: bool,
 }
 
 /// Growth in pages below which no compaction happens (small databases).
@@ -121,6 +154,17 @@ pub(crate) struct Shared {
     source: Arc<PageSource>,
     /// Live snapshots (read and write transactions).
     pub(crate) live: Arc<crate::txn::Live>,
+    /// The durable/publish stage of commits (`txn/pipeline.rs`).
+    pub(crate) pipeline: Pipeline<Arc<Published>>,
+    /// The log's storage, synced by the pipeline's leader without the writer lock.
+    log_storage: Arc<dyn Storage>,
+    /// Bytes of records in the log's current cycle (read without the writer lock to decide on
+    /// an automatic checkpoint).
+    pub(crate) log_bytes: AtomicU64,
+    /// Bumped by `force_checkpoint`: a write batch begun under an older value is aborted.
+    abort_generation: AtomicU64,
+    durability: Durability,
+    checkpoint_threshold_bytes: u64,
     #[cfg(test)]
     hook: Mutex<Option<tests::CheckpointHook>>,
 }
@@ -160,6 +204,27 @@ pub struct DbStats {
     pub store: StoreStats,
     /// Transactions: live snapshots, the oldest one, the commit history kept.
     pub txn: TxnStats,
+    /// The write-ahead log.
+    pub log: LogStats,
+}
+
+/// Figures about the write-ahead log in [`DbStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogStats {
+    /// Bytes of records not yet covered by a checkpoint (the current cycle).
+    pub bytes: u64,
+    /// Records in the current cycle.
+    pub records: u64,
+    /// LSN of the newest record (0: none yet).
+    pub last_lsn: u64,
+    /// LSN covered by the newest durable checkpoint.
+    pub covered_lsn: u64,
+    /// Length of the log file, preallocated space included.
+    pub file_bytes: u64,
+    /// Commits through the log since open.
+    pub commits: u64,
+    /// Log syncs since open (fewer than commits when group commit shares them).
+    pub syncs: u64,
 }
 
 /// The transaction figures of [`DbStats`].
@@ -215,6 +280,11 @@ pub(crate) fn check_table_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+fn memory_log() -> Result<Arc<dyn Storage>> {
+    let log = MemoryStorage::new().map_err(Error::io("reserve memory for the log"))?;
+    Ok(Arc::new(log))
+}
+
 fn new_file_id() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -225,26 +295,55 @@ fn new_file_id() -> u64 {
 
 impl Db {
     /// Creates a new database file at `path` (an error if it exists) and opens it.
+    /// Its write-ahead log is `<path>.wal` ([`log_path`]; a stale one there is overwritten).
     pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let storage = FileStorage::create(path.as_ref())?;
-        Db::create_in(Arc::new(storage), options)
+        let log = FileStorage::open_or_create(&log_path(path.as_ref()))?;
+        Db::create_in_with_log(Arc::new(storage), Arc::new(log), options)
     }
 
     /// Opens the database file at `path`. Another open handle on it, in this process or
     /// another, makes this fail with [`Error::Locked`].
+    /// Replays its write-ahead log `<path>.wal` (created if absent) from the LSN the last
+    /// checkpoint covers, then checkpoints what it replayed.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let storage = FileStorage::open(path.as_ref())?;
-        Db::open_in(Arc::new(storage), options)
+        let log = FileStorage::open_or_create(&log_path(path.as_ref()))?;
+        Db::open_in_with_log(Arc::new(storage), Arc::new(log), options)
     }
 
-    /// Creates a database in an empty `storage` (for tests and in-memory databases).
+    /// Creates a database in an empty `storage` with its log in memory: commits are durable
+    /// only at a checkpoint (for tests and temporary databases).
     pub fn create_in(storage: Arc<dyn Storage>, options: Options) -> Result<Db> {
-        let store = Store::create(storage, new_file_id(), &catalog::encode([]))?;
-        Ok(Db::assemble(store, BTreeMap::new(), options))
+        Db::create_in_with_log(storage, memory_log()?, options)
     }
 
-    /// Opens the database in `storage`.
+    /// Opens the database in `storage` with a fresh log in memory (see [`Db::create_in`]).
     pub fn open_in(storage: Arc<dyn Storage>, options: Options) -> Result<Db> {
+        Db::open_in_with_log(storage, memory_log()?, options)
+    }
+
+    /// Creates a database in an empty `storage` with its write-ahead log in `log` (empty or
+    /// stale). The log is formatted and synced before the database's first superblock, so a
+    /// database file that opens always has a log header that names it.
+    pub fn create_in_with_log(
+        storage: Arc<dyn Storage>,
+        log: Arc<dyn Storage>,
+        options: Options,
+    ) -> Result<Db> {
+        let file_id = new_file_id();
+        let wal = Wal::create(log, file_id, 1)?;
+        let store = Store::create(storage, file_id, &catalog::encode([]))?;
+        Ok(Db::assemble(store, BTreeMap::new(), wal, options))
+    }
+
+    /// Opens the database in `storage` and recovers from its write-ahead log in `log`: replays
+    /// the records the last checkpoint does not cover, then checkpoints them (docs/recovery.md).
+    pub fn open_in_with_log(
+        storage: Arc<dyn Storage>,
+        log: Arc<dyn Storage>,
+        options: Options,
+    ) -> Result<Db> {
         let mode = OpenMode {
             read_only: false,
             salvage_previous_checkpoint: options.salvage_previous_checkpoint,
@@ -263,19 +362,39 @@ impl Db {
             };
             tables.insert(entry.name, table);
         }
-        Ok(Db::assemble(store, tables, options))
+        let covered_lsn = store.durable().wal_position;
+        let file_id = store.durable().file_id;
+        let (wal, recovery) = if store.is_read_only() {
+            // Salvage opens an older checkpoint read-only: the log (which follows the newest)
+            // does not apply to it and nothing may be written, so it is left alone.
+            let wal = Wal::create(memory_log()?, file_id, covered_lsn + 1)?;
+            (wal, crate::wal::Recovery::default())
+        } else {
+            Wal::open(log, file_id, covered_lsn)?
+        };
+        let db = Db::assemble(store, tables, wal, options);
+        db.recover(recovery)?;
+        Ok(db)
     }
 
-    fn assemble(store: Store, mut tables: BTreeMap<String, TableState>, options: Options) -> Db {
-        let published = Published {
+    fn assemble(
+        store: Store,
+        mut tables: BTreeMap<String, TableState>,
+        wal: Wal,
+        options: Options,
+    ) -> Db {
+        let published = Arc::new(Published {
             tables: tables
                 .iter_mut()
                 .map(|(name, t)| (name.clone(), t.tree.snapshot()))
                 .collect(),
             epoch: 1,
             seq: 0,
-        };
+        });
         let source = Arc::clone(store.source());
+        let pipeline = Pipeline::new(wal.last_lsn());
+        let log_storage = Arc::clone(wal.storage());
+        let log_bytes = AtomicU64::new(wal.bytes());
         let state = WriterState {
             store,
             tables,
@@ -285,13 +404,22 @@ impl Db {
             closed: false,
             compact_baseline_pages: None,
             history: crate::txn::History::new(),
+            wal,
+            committed: Arc::clone(&published),
+            wal_needs_recycle: false,
         };
         let shared = Shared {
             writer: Mutex::new(state),
-            published: RwLock::new(Arc::new(published)),
+            published: RwLock::new(published),
             pins: Arc::new(Pins::default()),
             source,
             live: Arc::default(),
+            pipeline,
+            log_storage,
+            log_bytes,
+            abort_generation: AtomicU64::new(0),
+            durability: options.durability,
+            checkpoint_threshold_bytes: options.checkpoint_threshold_bytes,
             #[cfg(test)]
             hook: Mutex::new(None),
         };
@@ -309,7 +437,7 @@ impl Db {
     /// Starts the write batch; waits while another batch or a checkpoint runs.
     pub fn write(&self) -> Result<WriteTxn<'_>> {
         let state = self.shared.writer.lock();
-        state.store.check_writable()?;
+        self.shared.check_writable(&state)?;
         Ok(WriteTxn::new(&self.shared, state))
     }
 
@@ -338,10 +466,30 @@ impl Db {
             .collect()
     }
 
-    /// Makes every commit so far durable: writes the changed nodes and a new superblock.
+    /// Writes the changed nodes of every commit so far and a new superblock that covers the
+    /// whole log, then recycles the log. Waits for a write batch in progress to finish (write
+    /// transactions of `begin_write` hold no lock until their commit and are not waited for).
     pub fn checkpoint(&self) -> Result<CheckpointStats> {
         let mut state = self.shared.writer.lock();
         state.checkpoint(&self.shared, false)
+    }
+
+    /// A checkpoint that does not wait for a write batch in progress: that batch gets
+    /// [`Error::Aborted`] at its next call (or at commit) and is rolled back when dropped, then
+    /// the checkpoint runs.
+    pub fn force_checkpoint(&self) -> Result<CheckpointStats> {
+        self.shared.abort_generation.fetch_add(1, Ordering::AcqRel);
+        let mut state = self.shared.writer.lock();
+        state.checkpoint(&self.shared, false)
+    }
+
+    /// Makes every commit so far durable in the log (one log sync), `NoSync` ones included.
+    pub fn sync(&self) -> Result<()> {
+        let state = self.shared.writer.lock();
+        self.shared.check_writable(&state)?;
+        let last_lsn = state.wal.last_lsn();
+        drop(state);
+        self.shared.wait_log(last_lsn, WaitFor::DurableAll)
     }
 
     /// A checkpoint that also rewrites every table densely (what checkpoints do by themselves
@@ -386,10 +534,21 @@ impl Db {
             history_records: state.history.len() as u64,
             commit_seq: state.history.seq(),
         };
+        let pipeline = self.shared.pipeline.stats();
+        let log = LogStats {
+            bytes: state.wal.bytes(),
+            records: state.wal.records(),
+            last_lsn: state.wal.last_lsn(),
+            covered_lsn: state.store.durable().wal_position,
+            file_bytes: state.wal.file_bytes(),
+            commits: pipeline.commits,
+            syncs: pipeline.syncs,
+        };
         Ok(DbStats {
             tables,
             store: state.store.stats()?,
             txn,
+            log,
         })
     }
 
@@ -489,7 +648,8 @@ impl Db {
         V: AsRef<[u8]>,
     {
         let mut state = self.shared.writer.lock();
-        state.store.check_writable()?;
+        self.shared.check_writable(&state)?;
+        self.shared.flush_log(&state)?;
         let entry = state
             .tables
             .get(table)
@@ -538,7 +698,7 @@ impl Drop for Db {
         let mut state = self.shared.writer.lock();
         if self.options.checkpoint_on_drop
             && !state.closed
-            && state.store.check_writable().is_ok()
+            && self.shared.check_writable(&state).is_ok()
             && state.needs_checkpoint()
         {
             // Errors cannot be reported from drop; `close` reports them.
@@ -566,18 +726,71 @@ impl Shared {
 
     /// As [`Shared::publish`]; `end_epoch` also starts the next epoch in the same step (only a
     /// checkpoint whose released pages the new version no longer reaches may do that).
+    /// Publishes at once, bypassing the pipeline: for checkpoints and bulk loads, which hold the
+    /// writer lock and flushed the pipeline first (so the committed view is the published one).
     fn publish_with(&self, state: &mut WriterState, touched: &[String], end_epoch: bool) {
         let mut published = self.published.write();
-        let mut tables = published.tables.clone();
-        tables.retain(|name, _| state.tables.contains_key(name));
-        for name in touched {
-            if let Some(table) = state.tables.get_mut(name) {
-                tables.insert(name.clone(), table.tree.snapshot());
-            }
-        }
         let epoch = published.epoch + u64::from(end_epoch);
-        let seq = state.history.seq();
-        *published = Arc::new(Published { tables, epoch, seq });
+        let view = state.view_with(touched, epoch);
+        state.committed = Arc::clone(&view);
+        *published = view;
+    }
+
+    /// Refuses writes after an I/O failure of unknown outcome (store or log).
+    pub(crate) fn check_writable(&self, state: &WriterState) -> Result<()> {
+        state.store.check_writable()?;
+        if self.pipeline.is_failed() {
+            return Err(Error::Poisoned);
+        }
+        Ok(())
+    }
+
+    /// The value `force_checkpoint` bumps (a write batch notes it when it begins).
+    pub(crate) fn abort_generation(&self) -> u64 {
+        self.abort_generation.load(Ordering::Acquire)
+    }
+
+    /// The durability a transaction gets unless it sets its own.
+    pub(crate) fn default_durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Waits in the pipeline for `lsn` (`txn/pipeline.rs`); hold no lock.
+    pub(crate) fn wait_log(&self, lsn: u64, wait_for: WaitFor) -> Result<()> {
+        let log = Arc::clone(&self.log_storage);
+        let sync = move || log.sync();
+        self.pipeline.wait(lsn, wait_for, &sync, &mut |view| {
+            *self.published.write() = view;
+        })
+    }
+
+    /// Makes every appended record durable and published (under the writer lock, so nothing
+    /// is appended meanwhile): a checkpoint or bulk load publishes directly and must not
+    /// overtake a view still in the pipeline, and the epoch rule of page reuse assumes readers
+    /// of the new epoch see every commit made before it.
+    fn flush_log(&self, state: &WriterState) -> Result<()> {
+        self.wait_log(state.wal.last_lsn(), WaitFor::DurableAll)
+    }
+
+    /// After a commit is published: drops the history no transaction can need any more (the
+    /// commit's own record could not go under the lock: it was not yet published). Skipped when
+    /// the writer lock is busy; the next commit prunes.
+    pub(crate) fn prune_after_publish(&self) {
+        if let Some(mut state) = self.writer.try_lock() {
+            crate::txn::prune_history(self, &mut state);
+        }
+    }
+
+    /// After a commit returned: checkpoint if the log passed its threshold. Errors are not the
+    /// commit's (it is durable); an I/O error poisons the database and the next write says so.
+    pub(crate) fn maybe_checkpoint(&self) {
+        if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
+            return;
+        }
+        let mut state = self.writer.lock();
+        if state.wal.bytes() > self.checkpoint_threshold_bytes && !state.closed {
+            let _ = state.checkpoint(self, false);
+        }
     }
 
     /// The epoch of the published version (the one a checkpoint running now tags its released
@@ -624,15 +837,67 @@ pub(crate) enum CheckpointStep {
 }
 
 impl WriterState {
+    /// The committed view with the trees of `touched` tables snapshotted anew, vanished tables
+    /// gone, the commit sequence number of the history and `epoch` (cheap: one reference count
+    /// per table).
+    pub(crate) fn view_with(&mut self, touched: &[String], epoch: u64) -> Arc<Published> {
+        let mut tables = self.committed.tables.clone();
+        tables.retain(|name, _| self.tables.contains_key(name));
+        for name in touched {
+            if let Some(table) = self.tables.get_mut(name) {
+                tables.insert(name.clone(), table.tree.snapshot());
+            }
+        }
+        let seq = self.history.seq();
+        Arc::new(Published { tables, epoch, seq })
+    }
+
+    /// Writes a commit's `record` (from `self.wal.encode`) to the log, under the writer lock.
+    /// An I/O error poisons the database: part of the record may be in the file, and the
+    /// caller has already applied the commit to the trees (nothing of it is published).
+    pub(crate) fn write_log(&mut self, shared: &Shared, record: &[u8]) -> Result<u64> {
+        match self.wal.write(record) {
+            Ok(lsn) => {
+                shared.log_bytes.store(self.wal.bytes(), Ordering::Release);
+                Ok(lsn)
+            }
+            Err(error) => {
+                self.store.poison();
+                shared.pipeline.fail();
+                Err(error)
+            }
+        }
+    }
+
+    /// Hands a commit whose record is written (`lsn`) to the pipeline with its view: the
+    /// committed view with `touched` tables snapshotted anew.
+    pub(crate) fn enqueue_commit(
+        &mut self,
+        shared: &Shared,
+        lsn: u64,
+        touched: &[String],
+        durability: Durability,
+    ) {
+        let view = self.view_with(touched, self.committed.epoch);
+        self.committed = Arc::clone(&view);
+        let needs_durable = durability == Durability::Sync;
+        shared.pipeline.enqueue(lsn, needs_durable, view);
+    }
+
     fn needs_checkpoint(&self) -> bool {
-        self.catalog_dirty
+        self.wal.records() > 0
+            || self.wal_needs_recycle
+            || self.catalog_dirty
             || !self.dropped_trees.is_empty()
             || self.tables.values().any(|table| table.dirty)
     }
 
     /// The checkpoint (see the module docs).
     fn checkpoint(&mut self, shared: &Shared, force_compact: bool) -> Result<CheckpointStats> {
-        self.store.check_writable()?;
+        shared.check_writable(self)?;
+        shared.flush_log(self)?;
+        let covered_lsn = self.wal.last_lsn();
+        self.store.set_covered_lsn(covered_lsn);
         shared.at_step(CheckpointStep::Start);
         // The epoch of the published version. Only checkpoints end an epoch, and they hold the
         // writer lock, so it stays the same until this checkpoint publishes.
@@ -717,6 +982,7 @@ impl WriterState {
         // not. The pages become reusable once no pin `<= epoch` is live (space.rs).
         shared.publish_with(self, &touched, true);
         shared.at_step(CheckpointStep::Published);
+        self.recycle_log(shared, covered_lsn)?;
         Ok(checkpoint_stats(
             superblock.generation,
             counts,
@@ -805,6 +1071,22 @@ impl WriterState {
             }
         }
         released
+    }
+
+    /// Starts a new log cycle once the superblock covering `covered_lsn` is durable. A
+    /// failure poisons the database (the log header's state is unknown).
+    fn recycle_log(&mut self, shared: &Shared, covered_lsn: u64) -> Result<()> {
+        if self.wal.records() == 0 && !self.wal_needs_recycle {
+            return Ok(());
+        }
+        let keep_bytes = shared.checkpoint_threshold_bytes.saturating_mul(2);
+        if let Err(error) = self.wal.recycle(covered_lsn, keep_bytes) {
+            self.store.poison();
+            return Err(error);
+        }
+        self.wal_needs_recycle = false;
+        shared.log_bytes.store(0, Ordering::Release);
+        Ok(())
     }
 
     fn fail(&mut self, error: Error) -> Error {

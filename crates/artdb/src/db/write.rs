@@ -1,22 +1,29 @@
 //! write: a write transaction (a batch). One at a time: it holds the writer lock from
 //! `Db::write` until commit or drop.
 //!
-//! Changes go straight into each table's tree (copy-on-write, so readers are unaffected) and
-//! become visible to new readers at `commit`. Dropping the batch without committing aborts it:
-//! - a table is rolled back to its published snapshot (`Tree::rollback_to`, O(1) plus freeing
+//! Changes go straight into each table's tree (copy-on-write, so readers are unaffected) and are
+//! noted as log operations. `commit` appends them as one record to the write-ahead log, builds
+//! the new view, releases the writer lock and waits in the pipeline until the record is durable
+//! (`Durability::Sync`) and the view published in LSN order. Dropping the batch without
+//! committing aborts it:
+//! - a table is rolled back to its committed snapshot (`Tree::rollback_to`, O(1) plus freeing
 //!   what the batch built), which is the newest snapshot of its tree: every commit, checkpoint
-//!   and open publishes one, and nothing else takes any;
+//!   and open takes one (the view of the newest commit, published or still in the pipeline),
+//!   and nothing else takes any;
 //! - should a table have no published snapshot, it is restored from an undo log of inverse
 //!   operations (a fallback that no current path needs);
 //! - tables created in the batch are removed, tables dropped in it come back.
 //!
-//! Durability today: there is no write-ahead log yet, so a commit is durable only at the next
-//! checkpoint (`Db::checkpoint`, `Db::close`).
+//! `Db::force_checkpoint` aborts a batch in progress: its next call or its commit returns
+//! `Error::Aborted`, and dropping it rolls it back.
 //!
 //! States: Open -> Committed (commit) | Aborted (drop); transitions in `commit` and `Drop`.
 
 use super::{check_table_name, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
+use crate::txn::pipeline::WaitFor;
+use crate::txn::Durability;
+use crate::wal::Op;
 use artdb_art::{ChildWord, Snapshot, Tree};
 use parking_lot::MutexGuard;
 use std::collections::BTreeMap;
@@ -46,6 +53,10 @@ pub struct WriteTxn<'db> {
     created: Vec<String>,
     dropped: Vec<(String, TableState)>,
     committed: bool,
+    /// The operations to log, in order.
+    ops: Vec<Op>,
+    durability: Durability,
+    abort_generation: u64,
 }
 
 impl<'db> WriteTxn<'db> {
@@ -58,10 +69,26 @@ impl<'db> WriteTxn<'db> {
             created: Vec::new(),
             dropped: Vec::new(),
             committed: false,
+            ops: Vec::new(),
+            durability: shared.default_durability(),
+            abort_generation: shared.abort_generation(),
         }
     }
 
+    /// Sets this transaction's durability (default: the database's, `Options::durability`).
+    pub fn set_durability(&mut self, durability: Durability) {
+        self.durability = durability;
+    }
+
+    fn check_aborted(&self) -> Result<()> {
+        if self.shared.abort_generation() != self.abort_generation {
+            return Err(Error::Aborted);
+        }
+        Ok(())
+    }
+
     fn tree(&mut self, table: &str) -> Result<(&mut Tree, bool)> {
+        self.check_aborted()?;
         let state = &mut *self.state;
         let entry = state
             .tables
@@ -76,7 +103,7 @@ impl<'db> WriteTxn<'db> {
                 let touch = if self.created.iter().any(|name| name == table) {
                     Touch::Created
                 } else {
-                    match self.shared.published.read().tables.get(table) {
+                    match state.committed.tables.get(table) {
                         Some(snapshot) => Touch::Rollback(snapshot.clone()),
                         None => Touch::Undo,
                     }
@@ -93,6 +120,11 @@ impl<'db> WriteTxn<'db> {
     pub fn insert(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         let (tree, log) = self.tree(table)?;
         let old = tree.insert(key, value).map_err(from_tree)?;
+        self.ops.push(Op::Put {
+            table: table.to_string(),
+            key: key.to_vec(),
+            value: value.to_vec(),
+        });
         if log {
             self.undo.push(Undo {
                 table: table.to_string(),
@@ -107,6 +139,13 @@ impl<'db> WriteTxn<'db> {
     pub fn insert_if_absent(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<bool> {
         let (tree, log) = self.tree(table)?;
         let inserted = tree.insert_if_absent(key, value).map_err(from_tree)?;
+        if inserted {
+            self.ops.push(Op::Put {
+                table: table.to_string(),
+                key: key.to_vec(),
+                value: value.to_vec(),
+            });
+        }
         if log && inserted {
             self.undo.push(Undo {
                 table: table.to_string(),
@@ -121,6 +160,12 @@ impl<'db> WriteTxn<'db> {
     pub fn remove(&mut self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let (tree, log) = self.tree(table)?;
         let old = tree.remove(key).map_err(from_tree)?;
+        if old.is_some() {
+            self.ops.push(Op::Remove {
+                table: table.to_string(),
+                key: key.to_vec(),
+            });
+        }
         if log && old.is_some() {
             self.undo.push(Undo {
                 table: table.to_string(),
@@ -156,6 +201,7 @@ impl<'db> WriteTxn<'db> {
 
     /// Creates an empty table.
     pub fn create_table(&mut self, name: &str) -> Result<()> {
+        self.check_aborted()?;
         check_table_name(name)?;
         if self.state.tables.contains_key(name) {
             return Err(Error::TableExists {
@@ -166,6 +212,9 @@ impl<'db> WriteTxn<'db> {
             .tables
             .insert(name.to_string(), TableState::empty());
         self.created.push(name.to_string());
+        self.ops.push(Op::CreateTable {
+            table: name.to_string(),
+        });
         self.touched
             .entry(name.to_string())
             .or_insert(Touch::Created);
@@ -174,6 +223,7 @@ impl<'db> WriteTxn<'db> {
 
     /// Drops a table and all its keys.
     pub fn drop_table(&mut self, name: &str) -> Result<()> {
+        self.check_aborted()?;
         let table = self
             .state
             .tables
@@ -188,6 +238,9 @@ impl<'db> WriteTxn<'db> {
             }
             None => self.dropped.push((name.to_string(), table)),
         }
+        self.ops.push(Op::DropTable {
+            table: name.to_string(),
+        });
         Ok(())
     }
 
@@ -196,9 +249,37 @@ impl<'db> WriteTxn<'db> {
         self.state.tables.keys().cloned().collect()
     }
 
-    /// Makes the batch visible to new readers. Durable at the next checkpoint (module docs).
+    /// Commits the batch: appends its record to the log, releases the writer lock, and
+    /// returns once the commit is published: durable first in `Durability::Sync` (module docs).
+    /// An error before the record is written rolls the batch back; an I/O error while writing
+    /// or syncing it poisons the database (the record may or may not be durable).
     pub fn commit(mut self) -> Result<()> {
-        self.state.store.check_writable()?;
+        let shared = self.shared;
+        let lsn = self.commit_locked()?;
+        // Releases the writer lock (the batch is marked committed: nothing is rolled back).
+        drop(self);
+        if let Some(lsn) = lsn {
+            shared.wait_log(lsn, WaitFor::Published)?;
+            shared.prune_after_publish();
+            shared.maybe_checkpoint();
+        }
+        Ok(())
+    }
+
+    /// The part of `commit` under the writer lock; returns the record's LSN (`None`: the batch
+    /// changed nothing and logs nothing).
+    fn commit_locked(&mut self) -> Result<Option<u64>> {
+        self.check_aborted()?;
+        self.shared.check_writable(&self.state)?;
+        if self.ops.is_empty() {
+            self.committed = true;
+            return Ok(None);
+        }
+        let record = self
+            .state
+            .wal
+            .encode(&self.ops, self.shared.pipeline.durable_lsn())?;
+        let lsn = self.state.write_log(self.shared, &record)?;
         let touched: Vec<String> = self.touched.keys().cloned().collect();
         let dropped: Vec<(String, TableState)> = std::mem::take(&mut self.dropped);
         let dropped_names: Vec<String> = dropped.iter().map(|(name, _)| name.clone()).collect();
@@ -229,10 +310,10 @@ impl<'db> WriteTxn<'db> {
         if !touched.is_empty() || !dropped_names.is_empty() {
             state.history.push_whole(changed);
         }
-        self.shared.publish(state, &touched);
+        state.enqueue_commit(self.shared, lsn, &touched, self.durability);
         crate::txn::prune_history(self.shared, state);
         self.committed = true;
-        Ok(())
+        Ok(Some(lsn))
     }
 
     fn abort(&mut self) -> Result<()> {

@@ -58,6 +58,24 @@ impl FileStorage {
         FileStorage::lock(file, path)
     }
 
+    /// Opens the file at `path` for reading and writing, creating it if absent, and locks it
+    /// (the write-ahead log beside a database file).
+    pub fn open_or_create(path: &Path) -> Result<FileStorage> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(Error::io("open the log file"))?;
+        FileStorage::lock(file, path)
+    }
+
+    /// Whether a file exists at `path` (the log of a database created before it had one).
+    pub fn exists(path: &Path) -> bool {
+        path.exists()
+    }
+
     fn lock(file: File, path: &Path) -> Result<FileStorage> {
         // SAFETY: flock on a descriptor we own; no memory is passed.
         let status = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };

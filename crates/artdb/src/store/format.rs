@@ -154,7 +154,7 @@ pub struct Superblock {
     pub catalog: BlobRef,
     /// The space map: the use of every page.
     pub space: BlobRef,
-    /// Log position this checkpoint covers (0 until the write-ahead log exists).
+    /// LSN of the last write-ahead log record this checkpoint covers (0: none).
     pub wal_position: u64,
 }
 

@@ -237,6 +237,8 @@ pub struct Store {
     space: Option<SpaceMap>,
     poisoned: bool,
     read_only: bool,
+    /// The log position (LSN) the next superblock records as covered (`set_covered_lsn`).
+    covered_lsn: u64,
 }
 
 impl Store {
@@ -266,6 +268,7 @@ impl Store {
             space: Some(SpaceMap::new()),
             poisoned: false,
             read_only: false,
+            covered_lsn: 0,
         };
         store.begin_checkpoint(None)?.finish()?;
         store.commit(catalog, std::iter::empty(), 0)?;
@@ -311,6 +314,7 @@ impl Store {
             space: Some(space),
             poisoned: false,
             read_only: mode.read_only || salvage,
+            covered_lsn: durable.wal_position,
         };
         Ok((store, catalog))
     }
@@ -398,6 +402,16 @@ impl Store {
     /// The newest durable superblock.
     pub fn durable(&self) -> &Superblock {
         &self.durable
+    }
+
+    /// Sets the log position (LSN) the next checkpoint's superblock records as covered: every
+    /// commit up to it is in the trees that checkpoint writes (docs/recovery.md).
+    pub fn set_covered_lsn(&mut self, lsn: u64) {
+        debug_assert!(
+            lsn >= self.durable.wal_position,
+            "the covered LSN never goes back"
+        );
+        self.covered_lsn = lsn;
     }
 
     /// Refuses writes after an I/O failure of unknown outcome.
@@ -539,7 +553,7 @@ impl Store {
             page_count,
             catalog: catalog_ref,
             space: space_ref,
-            wal_position: previous.wal_position,
+            wal_position: self.covered_lsn,
         };
         let slot = Superblock::slot(superblock.generation);
         // Both copies in one write (the bytes between them are zero anyway): one call, so a

@@ -2,23 +2,26 @@
 //! (team OWNERSHIP.md): under the commit lock (the writer lock) validate, apply by copy-on-write,
 //! take each touched table's new snapshot and record the commit in the history; then publish.
 //!
-//! Until the write-ahead log's pipeline (`txn/pipeline.rs`) lands, publishing happens under the
-//! same lock right after applying (what `Db::write` batches do today): a commit is visible at
-//! once and durable at the next checkpoint.
+//! Logging (with the write-ahead log): the record is encoded before applying (a record too large
+//! is refused with nothing applied), written after applying (an I/O error then poisons the
+//! database), and the commit's view goes to the pipeline (`pipeline.rs`); the lock is released
+//! and the commit waits there until it is durable and published in LSN order.
 //!
 //! Apply, per touched table: if the table is empty (its removals then remove nothing), its
 //! `puts` tree *becomes* the table's tree (no copy at all: a bulk insert into an empty table
 //! costs nothing more at commit); otherwise each put and removal is applied to the table's tree,
 //! which copies only the paths it changes. A failure while applying (an unreadable persisted
-//! node) rolls every touched table back to its published snapshot, so nothing of the
-//! transaction stays.
+//! node) rolls every touched table back to its committed snapshot (the newest commit's, which
+//! may still wait in the pipeline), so nothing of the transaction stays.
 
 use super::history::Written;
+use super::pipeline::WaitFor;
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
 use crate::db::{Shared, WriterState};
 use crate::error::{from_tree, Error, Result};
+use crate::wal::Op;
 use artdb_art::Tree;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,19 +32,58 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
         return Ok(txn.start);
     }
     let shared = Arc::clone(&txn.shared);
-    let mut guard = shared.writer.lock();
-    let state = &mut *guard;
-    state.store.check_writable()?;
-    let reads = txn.reads.borrow();
-    let reads = (txn.options.isolation == Isolation::Serializable).then_some(&*reads);
-    state.history.validate(txn.start, &txn.writes, reads)?;
-    let writes = std::mem::take(&mut txn.writes);
-    let (record, touched) = apply(state, &shared, writes)?;
-    let seq = state.history.push(record);
-    shared.publish(state, &touched);
-    txn.live = None;
-    prune(&shared, state);
+    let durability = txn
+        .options
+        .durability
+        .unwrap_or_else(|| shared.default_durability());
+    let (seq, lsn) = {
+        let mut guard = shared.writer.lock();
+        let state = &mut *guard;
+        shared.check_writable(state)?;
+        {
+            let reads = txn.reads.borrow();
+            let reads = (txn.options.isolation == Isolation::Serializable).then_some(&*reads);
+            state.history.validate(txn.start, &txn.writes, reads)?;
+        }
+        let writes = std::mem::take(&mut txn.writes);
+        let log_record = state
+            .wal
+            .encode(&log_ops(&writes)?, shared.pipeline.durable_lsn())?;
+        let (record, touched) = apply(state, &shared, writes)?;
+        let lsn = state.write_log(&shared, &log_record)?;
+        let seq = state.history.push(record);
+        state.enqueue_commit(&shared, lsn, &touched, durability);
+        txn.live = None;
+        prune(&shared, state);
+        (seq, lsn)
+    };
+    shared.wait_log(lsn, WaitFor::Published)?;
+    shared.prune_after_publish();
+    shared.maybe_checkpoint();
     Ok(seq)
+}
+
+/// The log operations of `writes`, per table puts then removals (the order `apply` uses).
+fn log_ops(writes: &BTreeMap<String, WriteSet>) -> Result<Vec<Op>> {
+    let mut ops = Vec::new();
+    for (name, set) in writes {
+        for item in set.puts.iter() {
+            let (key, value) = item.map_err(from_tree)?;
+            ops.push(Op::Put {
+                table: name.clone(),
+                key,
+                value: value.to_vec(),
+            });
+        }
+        for item in set.dels.iter() {
+            let (key, _) = item.map_err(from_tree)?;
+            ops.push(Op::Remove {
+                table: name.clone(),
+                key,
+            });
+        }
+    }
+    Ok(ops)
 }
 
 /// Drops the history no live or future transaction can need (history.rs, live.rs).
@@ -56,7 +98,7 @@ pub(crate) fn prune(shared: &Shared, state: &mut WriterState) {
 
 /// How to undo one table's apply.
 enum Undo {
-    /// Roll the tree back to its published snapshot.
+    /// Roll the tree back to its committed snapshot.
     Rollback(String),
     /// The write set's tree replaced this one: put it back.
     Replaced(String, Tree),
@@ -138,8 +180,8 @@ fn apply_table(
     })
 }
 
-fn rollback(state: &mut WriterState, shared: &Shared, undo: Vec<Undo>) {
-    let published = Arc::clone(&shared.published.read());
+fn rollback(state: &mut WriterState, _shared: &Shared, undo: Vec<Undo>) {
+    let published = Arc::clone(&state.committed);
     for step in undo.into_iter().rev() {
         match step {
             Undo::Replaced(name, old) => {

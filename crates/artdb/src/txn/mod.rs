@@ -10,12 +10,15 @@
 //!   written keys); serializable per transaction (also validates point reads and scanned key
 //!   ranges, so phantoms count). Read transactions (`Db::begin_read`) never abort or wait.
 //! - [`Db::transact`] runs a closure in a transaction and retries it on [`Error::Conflict`].
+//! - The pipeline (`pipeline.rs`): after the commit lock, wait until the commit's log record is
+//!   durable (group commit) and publish in LSN order.
 
 mod commit;
 mod history;
 mod keys;
 mod live;
 mod merge;
+pub(crate) mod pipeline;
 mod transaction;
 mod write_set;
 
@@ -44,6 +47,18 @@ pub enum Isolation {
     Serializable,
 }
 
+/// When a commit returns, relative to stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Commit returns after its log record is on stable storage (one log sync, shared by
+    /// concurrent committers). No reader ever sees a commit a crash could take back. Default.
+    #[default]
+    Sync,
+    /// Commit returns after its log record is written (in the page cache): it survives the
+    /// process being killed but not power loss, until the next sync, checkpoint or close.
+    NoSync,
+}
+
 /// Options of [`Db::begin_write`] and [`Db::transact_with`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -52,6 +67,8 @@ pub struct WriteOptions {
     pub isolation: Isolation,
     /// Attempts [`Db::transact_with`] makes before returning the conflict. Default: 16.
     pub max_attempts: u32,
+    /// Durability of the commit; `None`: the database's ([`crate::Options::durability`]).
+    pub durability: Option<Durability>,
 }
 
 impl Default for WriteOptions {
@@ -59,6 +76,7 @@ impl Default for WriteOptions {
         WriteOptions {
             isolation: Isolation::Snapshot,
             max_attempts: 16,
+            durability: None,
         }
     }
 }
@@ -75,6 +93,12 @@ impl WriteOptions {
     /// Serializable, other options default.
     pub fn serializable() -> WriteOptions {
         WriteOptions::with_isolation(Isolation::Serializable)
+    }
+
+    /// These options with `durability` for the commit.
+    pub fn durability(mut self, durability: Durability) -> WriteOptions {
+        self.durability = Some(durability);
+        self
     }
 
     /// These options with `max_attempts` (at least 1).

@@ -1,0 +1,101 @@
+//! recovery: what open does with the write-ahead log's records that the checkpoint does not
+//! cover: replay them into the trees in LSN order, then checkpoint (which recycles the log).
+//!
+//! Why checkpoint at once rather than keep appending after the replayed records: a cut torn tail
+//! may leave valid-looking records of the lost group beyond the cut; a new cycle (new epoch, so
+//! those records no longer validate) is the only safe place for the next append, and a new cycle
+//! may start only after a superblock covers every record of the old one. Crash-safety: replay
+//! writes nothing; the checkpoint is an ordinary one (docs/recovery.md); a crash inside it
+//! leaves the log as it was, and the next open replays the same records onto the same
+//! checkpoint. Bounds: the records were read once by the scan (at most the log's length).
+
+use super::{Db, TableState, WriterState};
+use crate::error::{from_tree, CorruptionKind, Error, Result};
+use crate::wal::{Op, Recovered, Recovery};
+
+impl Db {
+    /// Replays `recovery` and checkpoints it; on failure the database is closed without a
+    /// checkpoint (so nothing half-replayed is ever written).
+    pub(super) fn recover(&self, recovery: Recovery) -> Result<()> {
+        let mut state = self.shared.writer.lock();
+        if recovery.records.is_empty() && !recovery.needs_recycle {
+            return Ok(());
+        }
+        state.wal_needs_recycle = recovery.needs_recycle;
+        let result = recovery
+            .records
+            .iter()
+            .try_for_each(|record| state.replay(record))
+            .and_then(|()| {
+                // Every table anew: replay may have dropped and recreated one under its name.
+                let names: Vec<String> = state.tables.keys().cloned().collect();
+                let epoch = state.committed.epoch;
+                state.committed = std::sync::Arc::new(super::Published {
+                    tables: std::collections::BTreeMap::new(),
+                    epoch,
+                    seq: state.history.seq(),
+                });
+                state.committed = state.view_with(&names, epoch);
+                state.checkpoint(&self.shared, false).map(drop)
+            });
+        if result.is_err() {
+            state.closed = true;
+        }
+        result
+    }
+}
+
+impl WriterState {
+    fn replay(&mut self, record: &Recovered) -> Result<()> {
+        let lsn = record.lsn;
+        let does_not_apply = |what: String| {
+            Error::corruption(
+                0,
+                CorruptionKind::Log {
+                    lsn,
+                    what: format!("the record does not apply to the database: {what}"),
+                },
+            )
+        };
+        for op in &record.ops {
+            match op {
+                Op::Put { table, key, value } => {
+                    let entry = self.replay_table(table, &does_not_apply)?;
+                    entry.tree.insert(key, value).map_err(from_tree)?;
+                    entry.dirty = true;
+                }
+                Op::Remove { table, key } => {
+                    let entry = self.replay_table(table, &does_not_apply)?;
+                    entry.tree.remove(key).map_err(from_tree)?;
+                    entry.dirty = true;
+                }
+                Op::CreateTable { table } => {
+                    if self.tables.contains_key(table) {
+                        return Err(does_not_apply(format!("table {table:?} exists")));
+                    }
+                    self.tables.insert(table.clone(), TableState::empty());
+                    self.catalog_dirty = true;
+                }
+                Op::DropTable { table } => {
+                    let dropped = self
+                        .tables
+                        .remove(table)
+                        .ok_or_else(|| does_not_apply(format!("no table {table:?} to drop")))?;
+                    self.dropped_trees.push(dropped.tree);
+                    self.catalog_dirty = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn replay_table(
+        &mut self,
+        table: &str,
+        does_not_apply: &dyn Fn(String) -> Error,
+    ) -> Result<&mut TableState> {
+        self.tables
+            .get_mut(table)
+            .ok_or_else(|| does_not_apply(format!("no table {table:?}")))
+    }
+}
