@@ -133,8 +133,8 @@ fn item4_stats_on_a_damaged_file_fails() {
     std::fs::write(&input, sorted_tsv(20_000)).unwrap();
     ok(&["load", file, "--table", "t", path_str(&input)]);
     json(&ok(&["stats", file, "--json"]));
-    // Flip one byte in every third page, one page at a time: wherever verify finds damage, stats must
-    // never print figures with exit 0 for a file verify finds damaged.
+    // Flip one byte in every third page, one page at a time: wherever verify finds damage,
+    // stats must not print figures with exit 0.
     let clean = std::fs::read(&db).unwrap();
     let mut damaged_pages = 0;
     for page in (2..clean.len() / 4096).step_by(3) {
