@@ -6,10 +6,15 @@
 //! [`alloc`], so they are what each structure asked the allocator for, not RSS.
 
 mod alloc;
+mod chart;
+mod kv;
+mod layout;
 mod w1;
 mod w2;
 mod w3;
 mod w4;
+mod w5;
+mod w6;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +39,15 @@ enum Workload {
     W3(w3::Args),
     /// W4: TidStore vs a sorted array of 6-byte TIDs, roaring and HashSet.
     W4(w4::Args),
+    /// W5: transactions (durable commits, group commit, bulk updates, recovery, concurrency)
+    /// against redb, LMDB, SQLite, fjall (and RocksDB with the `rocksdb` feature).
+    W5(w5::Args),
+    /// W6: redb's published comparison (bulk load, writes, reads, removals, sizes, open)
+    /// against redb, LMDB, sled, fjall, SQLite (and RocksDB with the `rocksdb` feature).
+    W6(w6::Args),
+    /// Internal to W5: commit, then die by SIGKILL (the abandoned process of recovery_open_s).
+    #[command(hide = true)]
+    W5Abandon(w5::AbandonArgs),
 }
 
 fn main() {
@@ -43,6 +57,9 @@ fn main() {
         Workload::W2(args) => w2::run(args),
         Workload::W3(args) => w3::run(args),
         Workload::W4(args) => w4::run(args),
+        Workload::W5(args) => w5::run(args).map_err(|e| e as Box<dyn std::error::Error>),
+        Workload::W6(args) => w6::run(args).map_err(|e| e as Box<dyn std::error::Error>),
+        Workload::W5Abandon(args) => w5::abandon(args).map_err(|e| e as Box<dyn std::error::Error>),
     };
     if let Err(error) = result {
         eprintln!("artdb-bench: {error}");

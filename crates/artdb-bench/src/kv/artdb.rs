@@ -1,0 +1,168 @@
+//! kv/artdb: artdb behind the [`Kv`] interface, on the engine's API of the day.
+//!
+//! Today's engine has no write-ahead log and one writer at a time: a commit is visible at once
+//! and durable only at the next checkpoint. So a durable transaction here is a write batch, its
+//! commit and a checkpoint (two fsyncs of the file), and concurrent committers are serialized by
+//! the writer lock; there is no conflict to report. Every figure built on this says so ([`NOTE`]).
+
+use super::{KeyGen, Kv, Outcome, PairGen, Res, Snap};
+use artdb::{Db, Options, ReadTxn};
+use std::path::Path;
+
+/// How durable commits are made here (printed with the tables).
+pub const NOTE: &str = "artdb: no write-ahead log on main yet, so a durable transaction = write \
+     batch + commit + checkpoint (fsync of the file); one writer at a time (concurrent \
+     committers serialize on the writer lock, no group commit, no aborts)";
+
+const TABLE: &str = "t";
+const FILE: &str = "bench.artdb";
+
+/// An open artdb database with the table `t`.
+pub struct ArtdbKv {
+    db: Db,
+}
+
+impl ArtdbKv {
+    /// Opens (or creates) `dir/bench.artdb` and its table.
+    pub fn open(dir: &Path) -> Res<ArtdbKv> {
+        let path = dir.join(FILE);
+        // Written so that it compiles whether or not Options has more fields than this one.
+        #[allow(clippy::needless_update)]
+        let options = Options {
+            checkpoint_on_drop: false,
+            ..Options::default()
+        };
+        let db = if path.exists() {
+            Db::open(&path, options)?
+        } else {
+            let db = Db::create(&path, options)?;
+            super::sync_dir(dir)?;
+            db
+        };
+        if !db.table_names().iter().any(|name| name == TABLE) {
+            db.create_table(TABLE)?;
+            db.checkpoint()?;
+        }
+        Ok(ArtdbKv { db })
+    }
+}
+
+struct ArtdbSnap<'a> {
+    table: artdb::Table<'a>,
+}
+
+impl Snap for ArtdbSnap<'_> {
+    fn get(&mut self, key: &[u8]) -> Res<Option<u64>> {
+        Ok(self.table.get(key)?.map(super::word))
+    }
+
+    fn scan(&mut self, start: &[u8], count: usize) -> Res<(usize, u64)> {
+        let mut cursor = self.table.cursor();
+        let mut seen = 0;
+        let mut sum = 0u64;
+        let mut valid = cursor.seek(start)?;
+        while valid && seen < count {
+            sum = sum.wrapping_add(super::word(cursor.value()));
+            seen += 1;
+            valid = cursor.next()?;
+        }
+        Ok((seen, sum))
+    }
+}
+
+impl Kv for ArtdbKv {
+    fn load_sorted(&self, count: u64, pairs: &mut PairGen<'_>) -> Res<()> {
+        let mut key = Vec::new();
+        let mut value = Vec::new();
+        let iter = (0..count).map(|i| {
+            pairs(i, &mut key, &mut value);
+            (key.clone(), value.clone())
+        });
+        // bulk_load publishes with its own checkpoint.
+        self.db.bulk_load(TABLE, iter)?;
+        Ok(())
+    }
+
+    fn write(&self, count: u64, pairs: &mut PairGen<'_>) -> Res<()> {
+        let mut key = Vec::new();
+        let mut value = Vec::new();
+        let mut batch = self.db.write()?;
+        for i in 0..count {
+            pairs(i, &mut key, &mut value);
+            batch.insert(TABLE, &key, &value)?;
+        }
+        batch.commit()?;
+        self.db.checkpoint()?;
+        Ok(())
+    }
+
+    fn write_before_checkpoint(&self, count: u64, pairs: &mut PairGen<'_>) -> Res<()> {
+        // No log: the commit is durable only through the checkpoint that W5 times next.
+        let mut key = Vec::new();
+        let mut value = Vec::new();
+        let mut batch = self.db.write()?;
+        for i in 0..count {
+            pairs(i, &mut key, &mut value);
+            batch.insert(TABLE, &key, &value)?;
+        }
+        batch.commit()?;
+        Ok(())
+    }
+
+    fn remove(&self, count: u64, keys: &mut KeyGen<'_>) -> Res<()> {
+        let mut key = Vec::new();
+        let mut batch = self.db.write()?;
+        for i in 0..count {
+            keys(i, &mut key);
+            batch.remove(TABLE, &key)?;
+        }
+        batch.commit()?;
+        self.db.checkpoint()?;
+        Ok(())
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Res<Outcome> {
+        let mut batch = self.db.write()?;
+        batch.insert(TABLE, key, value)?;
+        batch.commit()?;
+        self.db.checkpoint()?;
+        Ok(Outcome::Committed)
+    }
+
+    fn rmw(&self, key: &[u8], other: &[u8]) -> Res<Outcome> {
+        let mut batch = self.db.write()?;
+        let next = batch
+            .get(TABLE, key)?
+            .map_or(0, |value| super::word(&value))
+            .wrapping_add(1)
+            .to_le_bytes();
+        batch.insert(TABLE, key, &next)?;
+        batch.insert(TABLE, other, &next)?;
+        batch.commit()?;
+        self.db.checkpoint()?;
+        Ok(Outcome::Committed)
+    }
+
+    fn read(&self, body: &mut dyn FnMut(&mut dyn Snap) -> Res<()>) -> Res<()> {
+        let txn: ReadTxn = self.db.read();
+        let mut snap = ArtdbSnap {
+            table: txn.table(TABLE)?,
+        };
+        body(&mut snap)
+    }
+
+    fn checkpoint(&self) -> Res<bool> {
+        self.db.checkpoint()?;
+        Ok(true)
+    }
+
+    fn compact(&mut self) -> Res<Option<u64>> {
+        self.db.compact()?;
+        Ok(None)
+    }
+
+    fn close(self: Box<Self>) -> Res<()> {
+        self.db.close()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! kv/fjall: fjall behind the [`Kv`] interface, with its optimistic (SSI) transactions
+//! (`ssi_tx` feature) and `PersistMode::SyncAll` on every commit; a checkpoint is a memtable
+//! flush, compaction a major compaction.
+
+use super::{KeyGen, Kv, Outcome, PairGen, Res, Snap};
+use fjall::{Config, PartitionCreateOptions, PersistMode, TxKeyspace, TxPartitionHandle};
+use std::path::Path;
+
+/// An open fjall keyspace and its partition `t`.
+pub struct FjallKv {
+    keyspace: TxKeyspace,
+    table: TxPartitionHandle,
+}
+
+impl FjallKv {
+    /// Opens (or creates) the keyspace in `dir`.
+    pub fn open(dir: &Path, cache_bytes: u64) -> Res<FjallKv> {
+        let keyspace = Config::new(dir)
+            .cache_size(cache_bytes)
+            .open_transactional()?;
+        let table = keyspace.open_partition("t", PartitionCreateOptions::default())?;
+        Ok(FjallKv { keyspace, table })
+    }
+
+    fn begin(&self) -> Res<fjall::WriteTransaction> {
+        Ok(self
+            .keyspace
+            .write_tx()?
+            .durability(Some(PersistMode::SyncAll)))
+    }
+}
+
+/// fjall's commit result: `Err` is its (unexported) `Conflict` type.
+fn outcome<E>(result: Result<(), E>) -> Outcome {
+    match result {
+        Ok(()) => Outcome::Committed,
+        Err(_) => Outcome::Conflict,
+    }
+}
+
+struct FjallSnap<'a> {
+    txn: fjall::ReadTransaction,
+    table: &'a TxPartitionHandle,
+}
+
+impl Snap for FjallSnap<'_> {
+    fn get(&mut self, key: &[u8]) -> Res<Option<u64>> {
+        Ok(self.txn.get(self.table, key)?.map(|v| super::word(&v)))
+    }
+
+    fn scan(&mut self, start: &[u8], count: usize) -> Res<(usize, u64)> {
+        let mut seen = 0;
+        let mut sum = 0u64;
+        for item in self.txn.range(self.table, start..).take(count) {
+            let (_, value) = item?;
+            sum = sum.wrapping_add(super::word(&value));
+            seen += 1;
+        }
+        Ok((seen, sum))
+    }
+}
+
+impl Kv for FjallKv {
+    fn write(&self, count: u64, pairs: &mut PairGen<'_>) -> Res<()> {
+        let mut txn = self.begin()?;
+        let mut key = Vec::new();
+        let mut value = Vec::new();
+        for i in 0..count {
+            pairs(i, &mut key, &mut value);
+            txn.insert(&self.table, key.as_slice(), value.as_slice());
+        }
+        match outcome(txn.commit()?) {
+            Outcome::Committed => Ok(()),
+            Outcome::Conflict => Err("fjall: a blind write transaction conflicted".into()),
+        }
+    }
+
+    fn remove(&self, count: u64, keys: &mut KeyGen<'_>) -> Res<()> {
+        let mut txn = self.begin()?;
+        let mut key = Vec::new();
+        for i in 0..count {
+            keys(i, &mut key);
+            txn.remove(&self.table, key.as_slice());
+        }
+        match outcome(txn.commit()?) {
+            Outcome::Committed => Ok(()),
+            Outcome::Conflict => Err("fjall: a blind removal transaction conflicted".into()),
+        }
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Res<Outcome> {
+        let mut txn = self.begin()?;
+        txn.insert(&self.table, key, value);
+        Ok(outcome(txn.commit()?))
+    }
+
+    fn rmw(&self, key: &[u8], other: &[u8]) -> Res<Outcome> {
+        let mut txn = self.begin()?;
+        let old = txn.get(&self.table, key)?.map_or(0, |v| super::word(&v));
+        let next = old.wrapping_add(1).to_le_bytes();
+        txn.insert(&self.table, key, next.as_slice());
+        txn.insert(&self.table, other, next.as_slice());
+        Ok(outcome(txn.commit()?))
+    }
+
+    fn read(&self, body: &mut dyn FnMut(&mut dyn Snap) -> Res<()>) -> Res<()> {
+        let mut snap = FjallSnap {
+            txn: self.keyspace.read_tx(),
+            table: &self.table,
+        };
+        body(&mut snap)
+    }
+
+    fn checkpoint(&self) -> Res<bool> {
+        self.table.inner().rotate_memtable_and_wait()?;
+        Ok(true)
+    }
+
+    fn compact(&mut self) -> Res<Option<u64>> {
+        self.table.inner().rotate_memtable_and_wait()?;
+        self.table.inner().major_compact()?;
+        Ok(None)
+    }
+
+    fn close(self: Box<Self>) -> Res<()> {
+        self.keyspace.persist(PersistMode::SyncAll)?;
+        drop(self);
+        Ok(())
+    }
+}

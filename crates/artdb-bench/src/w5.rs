@@ -1,0 +1,516 @@
+//! W5: transactions (`shared/BENCHMARKS.md`, W5; issue 9, durability half; issue 10, concurrency
+//! half): artdb and its peers side by side in one run, one system at a time, each on its own
+//! directory under `--dir` (same file system as the fsync probe).
+//!
+//! Table: N 8-byte big-endian keys `0..N`, 8-byte values whose little-endian word is
+//! `i | version << 56`, loaded sorted (not timed). Then, per system and in this order:
+//! - `bulk_update_1pct_s`, `bulk_update_10pct_s`, `bulk_update_100pct_s`: one durable
+//!   transaction rewriting every 100th / 10th / every key, in key order;
+//! - `reader_ratio_during_update`: during the 100% update, a reader thread's point-lookup rate
+//!   (uniform keys, one snapshot taken before the update, every value checked against that
+//!   snapshot's version) over its rate in the same snapshot just before the update;
+//! - `checkpoint_1pct_s`, `checkpoint_1pct_bytes`: after a checkpoint, 1% of the keys are
+//!   rewritten in one commit, then the system's checkpoint is timed and the bytes the process
+//!   wrote meanwhile (`/proc/self/io` `write_bytes`) counted; systems without such a step
+//!   (redb, LMDB: every commit writes its pages in place) have no row;
+//! - `commit_t1`, `commit_t2`, `commit_t8`, `commit_t32`: that many threads each committing
+//!   single-key durable updates of uniform keys for `--secs`: total commits per second;
+//! - `rmw_t32_uniform`, `rmw_t32_hot` with `abort_rate_uniform`, `abort_rate_hot`: 32 threads of
+//!   read-modify-write transactions (read a key, write it and one other key, durable) over all
+//!   keys or over 1,000 hot keys; aborted attempts (conflicts) over all attempts;
+//! - `recovery_open_s`: a child process (`w5-abandon`) opens the database, commits
+//!   `--log-bytes` of key/value payload in durable commits of 1,024 pairs and kills itself with
+//!   SIGKILL; the time to open the database again and read the last commit's marker key.
+//!
+//! Once per run: `fsync_limit` (system `machine`): a bare loop appending one 64-byte record (the
+//! size of a one-pair commit record) and `fdatasync`, in a preallocated file, as logs do;
+//! `fsync_limit_extending` the same appending past the end of the file.
+//!
+//! JSON: `{"workload":"w5","n":N,"results":[{"system","op","value","unit"}],"notes":[...]}`.
+
+use crate::kv::{self, Kv, Outcome, Res, System};
+use crate::layout::{self, Figure};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Options of the W5 workload.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run at the quick (CI smoke) scale: N = 100,000, 0.3 s runs, a 1 MiB abandoned log.
+    #[arg(long)]
+    quick: bool,
+    /// Keys in the table (default 10,000,000; quick 100,000).
+    #[arg(long)]
+    n: Option<u64>,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Directory for the databases (each system's is deleted after its run).
+    #[arg(long, default_value = "target/w5-data")]
+    dir: PathBuf,
+    /// Systems to run, comma-separated (default: artdb,redb,lmdb,sqlite,fjall and rocksdb when
+    /// built with the `rocksdb` feature).
+    #[arg(long)]
+    systems: Option<String>,
+    /// Seconds of each timed commit run (fsync probe, commit_tK, rmw); default 3, quick 0.3.
+    #[arg(long)]
+    secs: Option<f64>,
+    /// Payload bytes the abandoned process commits before it is killed (default 16 MiB, quick
+    /// 1 MiB).
+    #[arg(long)]
+    log_bytes: Option<u64>,
+}
+
+/// Options of the hidden `w5-abandon` child (see `recovery_open_s` in the module docs).
+#[derive(clap::Args)]
+pub struct AbandonArgs {
+    /// System name.
+    #[arg(long)]
+    system: String,
+    /// Its directory.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Keys in its table.
+    #[arg(long)]
+    n: u64,
+    /// Durable commits to make.
+    #[arg(long)]
+    commits: u64,
+}
+
+const RECORD_BYTES: usize = 64;
+const PROBE_FILE_BYTES: u64 = 4 << 20;
+const HOT_KEYS: u64 = 1_000;
+const ABANDON_BATCH: u64 = 1_024;
+const CACHE_BYTES: u64 = 4 << 30;
+const MARKER: u64 = 0xAB << 56;
+
+fn key(i: u64) -> [u8; 8] {
+    i.to_be_bytes()
+}
+
+fn value(i: u64, version: u64) -> [u8; 8] {
+    (i | version << 56).to_le_bytes()
+}
+
+/// Version of key `i` after the 1% and 10% updates.
+fn version_before_full_update(i: u64) -> u64 {
+    u64::from(i % 100 == 0) + u64::from(i % 10 == 0)
+}
+
+/// Runs W5.
+pub fn run(args: Args) -> Res<()> {
+    let n = args
+        .n
+        .unwrap_or(if args.quick { 100_000 } else { 10_000_000 });
+    if n < 1_000 {
+        return Err("W5 needs --n of at least 1000 (the hot set is 1,000 keys)".into());
+    }
+    let secs = args.secs.unwrap_or(if args.quick { 0.3 } else { 3.0 });
+    let log_bytes = args
+        .log_bytes
+        .unwrap_or(if args.quick { 1 << 20 } else { 16 << 20 });
+    let systems = match &args.systems {
+        Some(list) => System::parse_list(list)?,
+        None => System::all()
+            .into_iter()
+            .filter(|s| *s != System::Sled)
+            .collect(),
+    };
+    std::fs::create_dir_all(&args.dir)?;
+    println!(
+        "W5: {n} keys, 8-byte keys and values; {secs} s runs; abandoned log {log_bytes} bytes; \
+         files in {}",
+        args.dir.display()
+    );
+    let mut figures = Vec::new();
+    let limit = fsync_limit(&args.dir, secs, false)?;
+    println!("  machine fsync_limit {limit:.0} appends+fdatasync/s (preallocated file)");
+    figures.push(Figure::new("machine", "fsync_limit", limit, "commits/s"));
+    let extending = fsync_limit(&args.dir, secs, true)?;
+    println!("  machine fsync_limit_extending {extending:.0} appends+fdatasync/s");
+    figures.push(Figure::new(
+        "machine",
+        "fsync_limit_extending",
+        extending,
+        "commits/s",
+    ));
+    let mut notes = vec![format!(
+        "fsync_limit: {RECORD_BYTES}-byte append + fdatasync loop on the file system of {}",
+        args.dir.display()
+    )];
+    for system in &systems {
+        let dir = args.dir.join(system.name());
+        let _ = std::fs::remove_dir_all(&dir);
+        let result = run_system(*system, &dir, n, secs, log_bytes, &mut figures);
+        let _ = std::fs::remove_dir_all(&dir);
+        result.map_err(|error| format!("{}: {error}", system.name()))?;
+        notes.push(system.note().to_string());
+    }
+    let mut names = vec!["machine"];
+    names.extend(systems.iter().map(|s| s.name()));
+    layout::print(&figures, &names);
+    for note in &notes {
+        println!("  note: {note}");
+    }
+    if let Some(path) = &args.json {
+        let results: Vec<serde_json::Value> = figures
+            .iter()
+            .map(|f| {
+                serde_json::json!({"system": f.system, "op": f.op, "value": f.value, "unit": f.unit})
+            })
+            .collect();
+        let json =
+            serde_json::json!({"workload": "w5", "n": n, "results": results, "notes": notes});
+        std::fs::write(path, serde_json::to_string_pretty(&json)?)?;
+    }
+    Ok(())
+}
+
+/// Appends + fdatasyncs per second for `secs`.
+fn fsync_limit(dir: &Path, secs: f64, extending: bool) -> Res<f64> {
+    let path = dir.join("fsync-probe");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)?;
+    if !extending {
+        let zeros = vec![0u8; 1 << 20];
+        for i in 0..PROBE_FILE_BYTES >> 20 {
+            file.write_all_at(&zeros, i << 20)?;
+        }
+        file.sync_all()?;
+    }
+    kv::sync_dir(dir)?;
+    let record = [0x5au8; RECORD_BYTES];
+    let mut offset = 0u64;
+    let mut count = 0u64;
+    let start = Instant::now();
+    let length = Duration::from_secs_f64(secs);
+    while start.elapsed() < length {
+        file.write_all_at(&record, offset)?;
+        file.sync_data()?;
+        count += 1;
+        offset += RECORD_BYTES as u64;
+        if !extending && offset + RECORD_BYTES as u64 > PROBE_FILE_BYTES {
+            offset = 0;
+        }
+    }
+    let rate = count as f64 / start.elapsed().as_secs_f64();
+    drop(file);
+    std::fs::remove_file(&path)?;
+    Ok(rate)
+}
+
+fn push(figures: &mut Vec<Figure>, system: System, op: &str, value: f64, unit: &str) {
+    println!(
+        "  {:<8} {op:<28} {:>14}",
+        system.name(),
+        layout::format_value(value, unit)
+    );
+    figures.push(Figure::new(system.name(), op, value, unit));
+}
+
+fn run_system(
+    system: System,
+    dir: &Path,
+    n: u64,
+    secs: f64,
+    log_bytes: u64,
+    figures: &mut Vec<Figure>,
+) -> Res<()> {
+    let db = system.open(dir, CACHE_BYTES)?;
+    let start = Instant::now();
+    db.load_sorted(n, &mut |i, k, v| {
+        k.clear();
+        k.extend_from_slice(&key(i));
+        v.clear();
+        v.extend_from_slice(&value(i, 0));
+    })?;
+    println!(
+        "  {:<8} (load of {n} sorted keys, not a W5 figure: {:.2} s)",
+        system.name(),
+        start.elapsed().as_secs_f64()
+    );
+    // Bulk updates: every 100th key, every 10th key, then every key (with the reader).
+    for (op, stride) in [("bulk_update_1pct_s", 100), ("bulk_update_10pct_s", 10)] {
+        let count = n.div_ceil(stride);
+        let start = Instant::now();
+        db.write(count, &mut |j, k, v| {
+            let i = j * stride;
+            k.clear();
+            k.extend_from_slice(&key(i));
+            v.clear();
+            v.extend_from_slice(&value(i, version_before_full_update(i)));
+        })?;
+        push(figures, system, op, start.elapsed().as_secs_f64(), "s");
+    }
+    let (update_s, ratio) = full_update_with_reader(db.as_ref(), n, secs)?;
+    push(figures, system, "bulk_update_100pct_s", update_s, "s");
+    push(
+        figures,
+        system,
+        "reader_ratio_during_update",
+        ratio,
+        "ratio",
+    );
+    // Checkpoint after 1% of the keys changed.
+    db.checkpoint()?;
+    db.write_before_checkpoint(n.div_ceil(100), &mut |j, k, v| {
+        let i = (j * 100 + 1).min(n - 1);
+        k.clear();
+        k.extend_from_slice(&key(i));
+        v.clear();
+        v.extend_from_slice(&value(i, 5));
+    })?;
+    let bytes_before = kv::process_write_bytes()?;
+    let start = Instant::now();
+    if db.checkpoint()? {
+        let seconds = start.elapsed().as_secs_f64();
+        let bytes = kv::process_write_bytes()?.saturating_sub(bytes_before);
+        push(figures, system, "checkpoint_1pct_s", seconds, "s");
+        push(
+            figures,
+            system,
+            "checkpoint_1pct_bytes",
+            bytes as f64,
+            "bytes",
+        );
+    }
+    // Single-key durable commits.
+    for threads in [1usize, 2, 8, 32] {
+        let (commits, _, elapsed) = timed_threads(threads, secs, |rng| {
+            let i = rng.gen_range(0..n);
+            db.put(&key(i), &value(i, 6))
+        })?;
+        push(
+            figures,
+            system,
+            &format!("commit_t{threads}"),
+            commits as f64 / elapsed,
+            "commits/s",
+        );
+    }
+    // Read-modify-write transactions, 32 threads.
+    let stride = n / HOT_KEYS;
+    for (label, space) in [("uniform", n), ("hot", HOT_KEYS)] {
+        let scale = if space == n { 1 } else { stride };
+        let (commits, aborts, elapsed) = timed_threads(32, secs, |rng| {
+            let a = rng.gen_range(0..space);
+            let mut b = rng.gen_range(0..space - 1);
+            if b >= a {
+                b += 1;
+            }
+            db.rmw(&key(a * scale), &key(b * scale))
+        })?;
+        push(
+            figures,
+            system,
+            &format!("rmw_t32_{label}"),
+            commits as f64 / elapsed,
+            "commits/s",
+        );
+        let attempts = (commits + aborts).max(1);
+        push(
+            figures,
+            system,
+            &format!("abort_rate_{label}"),
+            aborts as f64 / attempts as f64,
+            "ratio",
+        );
+    }
+    // Close, then an abandoned process and the recovering open.
+    db.close()?;
+    let commits = (log_bytes / (ABANDON_BATCH * 16)).max(1);
+    let seconds = recovery_open(system, dir, n, commits)?;
+    push(figures, system, "recovery_open_s", seconds, "s");
+    Ok(())
+}
+
+/// The 100% update timed, with a reader on one snapshot before and during it.
+fn full_update_with_reader(db: &dyn Kv, n: u64, secs: f64) -> Res<(f64, f64)> {
+    let ready = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let idle = Duration::from_secs_f64(secs.min(1.0));
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| -> Res<(f64, f64)> {
+            let mut rng = StdRng::seed_from_u64(55);
+            let mut rates = (0.0, 0.0);
+            db.read(&mut |snap| {
+                let mut lookups = |rng: &mut StdRng| -> Res<()> {
+                    for _ in 0..64 {
+                        let i = rng.gen_range(0..n);
+                        let expected = u64::from_le_bytes(value(i, version_before_full_update(i)));
+                        match snap.get(&key(i))? {
+                            Some(word) if word == expected => {}
+                            other => {
+                                return Err(format!(
+                                    "reader: key {i} read {other:x?}, its snapshot has \
+                                     {expected:#x} (not one snapshot)"
+                                )
+                                .into())
+                            }
+                        }
+                    }
+                    Ok(())
+                };
+                let start = Instant::now();
+                let mut count = 0u64;
+                while start.elapsed() < idle {
+                    lookups(&mut rng)?;
+                    count += 64;
+                }
+                rates.0 = count as f64 / start.elapsed().as_secs_f64();
+                ready.store(true, Ordering::Release);
+                let start = Instant::now();
+                let mut count = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    lookups(&mut rng)?;
+                    count += 64;
+                }
+                rates.1 = count as f64 / start.elapsed().as_secs_f64();
+                Ok(())
+            })?;
+            Ok(rates)
+        });
+        while !ready.load(Ordering::Acquire) && !reader.is_finished() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let start = Instant::now();
+        let update = if reader.is_finished() {
+            Err("the reader stopped before the update".into())
+        } else {
+            db.write(n, &mut |i, k, v| {
+                k.clear();
+                k.extend_from_slice(&key(i));
+                v.clear();
+                v.extend_from_slice(&value(i, version_before_full_update(i) + 1));
+            })
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        done.store(true, Ordering::Release);
+        let rates = reader.join().map_err(|_| "the reader thread panicked")?;
+        update?;
+        let (idle_rate, during_rate) = rates?;
+        println!(
+            "           reader: {idle_rate:.0} lookups/s idle, {during_rate:.0} during the update"
+        );
+        Ok((seconds, during_rate / idle_rate.max(1.0)))
+    })
+}
+
+/// Runs `op` on `threads` threads for `secs`; returns the committed and conflicted attempts in
+/// total and the seconds from the start until the last thread finished its last attempt.
+fn timed_threads(
+    threads: usize,
+    secs: f64,
+    op: impl Fn(&mut StdRng) -> Res<Outcome> + Sync,
+) -> Res<(u64, u64, f64)> {
+    let length = Duration::from_secs_f64(secs);
+    let barrier = std::sync::Barrier::new(threads);
+    let start = Instant::now();
+    let (committed, conflicts) = std::thread::scope(|scope| -> Res<(u64, u64)> {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (op, barrier) = (&op, &barrier);
+                scope.spawn(move || -> Res<(u64, u64)> {
+                    let mut rng = StdRng::seed_from_u64(1000 + t as u64);
+                    let (mut committed, mut conflicts) = (0u64, 0u64);
+                    barrier.wait();
+                    let start = Instant::now();
+                    while start.elapsed() < length {
+                        match op(&mut rng)? {
+                            Outcome::Committed => committed += 1,
+                            Outcome::Conflict => conflicts += 1,
+                        }
+                    }
+                    Ok((committed, conflicts))
+                })
+            })
+            .collect();
+        let mut total = (0, 0);
+        for handle in handles {
+            let (c, a) = handle.join().map_err(|_| "a worker thread panicked")??;
+            total.0 += c;
+            total.1 += a;
+        }
+        Ok(total)
+    })?;
+    Ok((committed, conflicts, start.elapsed().as_secs_f64()))
+}
+
+/// `recovery_open_s`: the child commits and is killed; then open + read the marker.
+fn recovery_open(system: System, dir: &Path, n: u64, commits: u64) -> Res<f64> {
+    use std::os::unix::process::ExitStatusExt;
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .arg("w5-abandon")
+        .args(["--system", system.name(), "--n", &n.to_string()])
+        .args(["--commits", &commits.to_string(), "--dir"])
+        .arg(dir)
+        .status()?;
+    if status.signal() != Some(libc::SIGKILL) {
+        return Err(format!("the w5-abandon child ended with {status}, not SIGKILL").into());
+    }
+    let start = Instant::now();
+    let db = system.open(dir, CACHE_BYTES)?;
+    let mut marker = None;
+    db.read(&mut |snap| {
+        marker = snap.get(&key(n - 1))?;
+        Ok(())
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    db.close()?;
+    let expected = MARKER | commits;
+    if marker != Some(expected) {
+        return Err(format!(
+            "after recovery the marker key reads {marker:x?}, the last durable commit wrote \
+             {expected:#x}"
+        )
+        .into());
+    }
+    Ok(seconds)
+}
+
+/// The `w5-abandon` child: durable commits of 1,024 random updates, the last one also writing
+/// the marker key, then SIGKILL (no close, no checkpoint, no destructor).
+pub fn abandon(args: AbandonArgs) -> Res<()> {
+    let system = System::parse_list(&args.system)?
+        .into_iter()
+        .next()
+        .ok_or("no system named")?;
+    let db = system.open(&args.dir, CACHE_BYTES)?;
+    let before = kv::dir_bytes(&args.dir);
+    let mut rng = StdRng::seed_from_u64(77);
+    for c in 1..=args.commits {
+        let last = c == args.commits;
+        db.write(ABANDON_BATCH, &mut |j, k, v| {
+            let i = if last && j == 0 {
+                args.n - 1
+            } else {
+                rng.gen_range(0..args.n - 1)
+            };
+            k.clear();
+            k.extend_from_slice(&key(i));
+            v.clear();
+            v.extend_from_slice(&(MARKER | c).to_le_bytes());
+        })?;
+    }
+    eprintln!(
+        "           w5-abandon {}: {} durable commits of {ABANDON_BATCH} pairs, files grew by \
+         {} bytes; SIGKILL",
+        system.name(),
+        args.commits,
+        kv::dir_bytes(&args.dir).saturating_sub(before)
+    );
+    // SAFETY: kill(2) on this process's own id; no memory is passed.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+    Err("SIGKILL did not end the process".into())
+}
