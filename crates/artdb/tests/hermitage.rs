@@ -504,3 +504,43 @@ fn serializable_iterators_record_what_they_consumed() {
     writer(&db, b"zz");
     assert!(is_conflict(t.commit()));
 }
+
+/// Validation takes two ways (txn/history.rs): small committed write sets through the key
+/// index, large ones (and a large own set) by walking the sets. Both must find the conflict.
+#[test]
+fn conflicts_with_large_write_sets_either_way() {
+    let many = |txn: &mut Transaction, tag: &[u8]| {
+        for i in 0..6000u32 {
+            txn.insert("test", format!("m{i:05}").as_bytes(), tag)
+                .unwrap();
+        }
+    };
+    for level in LEVELS {
+        // A large committed set, a small own set.
+        let db = setup();
+        let mut small = begin(&db, level);
+        let mut large = begin(&db, level);
+        small.insert("test", b"m04321", b"s").unwrap();
+        many(&mut large, b"l");
+        large.commit().unwrap();
+        assert!(is_conflict(small.commit()), "{level:?}: small after large");
+        // A large own set, a small committed one.
+        let mut small = begin(&db, level);
+        let mut large = begin(&db, level);
+        small.insert("test", b"m00007", b"s").unwrap();
+        many(&mut large, b"l");
+        small.commit().unwrap();
+        assert!(is_conflict(large.commit()), "{level:?}: large after small");
+        // Serializable point reads against a large committed set.
+        let mut reader = begin(&db, Isolation::Serializable);
+        let mut large = begin(&db, level);
+        assert_eq!(get(&reader, b"m05999"), v("l"));
+        reader.insert("test", b"other", b"r").unwrap();
+        many(&mut large, b"x");
+        large.commit().unwrap();
+        assert!(
+            is_conflict(reader.commit()),
+            "{level:?}: read of a key a large set wrote"
+        );
+    }
+}

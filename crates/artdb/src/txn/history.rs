@@ -9,20 +9,31 @@
 //! through a write set (the lock-holding write batch, bulk load, table creation and drop) are
 //! recorded as `Whole`: they conflict with any access to the table.
 //!
-//! Checks, per overlapping record and table (`common` walks the smaller set and probes the
-//! larger, so a check costs at most the transaction's own set times the key length):
-//! - write-write (both isolation levels): the transaction's written keys against the record's;
-//! - read-write (serializable only): its point reads against the record's keys, and each range
-//!   it scanned against the record's trees (`first_in`: one seek per range and tree).
+//! Checks (both isolation levels: written keys; serializable also: point reads and ranges):
+//! - through the key index: a table's write set of at most `INDEX_KEYS_MAX` keys is also
+//!   entered, at commit, in a per-table tree key -> newest seq that wrote it (cost: the
+//!   committer's own small write set). A transaction's keys are then checked with one probe
+//!   each, whatever the number of commits since it started: used when its own set is no larger
+//!   than the indexed keys of those commits;
+//! - otherwise, and for large committed sets, per overlapping record and table: `common` walks
+//!   the smaller set and probes the larger (at most the transaction's own set times the key
+//!   length);
+//! - ranges: each range scanned against each overlapping record's trees (`first_in`: one seek
+//!   per range and tree).
 //!
-//! Pruning: a record is needed while a live write transaction started before it, or a
+//! So a check costs O(own set x key length), plus O(ranges x overlapping commits) for ranges,
+//! plus a constant per overlapping commit to look its tables up.
+//!
+//! Pruning (also removes the record's keys from the index where they still name it): a record
+//! is needed while a live write transaction started before it, or a
 //! transaction could still start before it (its seq is above the published one). The commit
 //! path drops records at or below `min(oldest live start, published seq)` (see `live.rs`).
 
 use super::keys::Keys;
 use super::write_set::{ReadSet, WriteSet};
-use crate::error::{Error, Result};
+use crate::error::{from_tree, Error, Result};
 use artdb_art::Snapshot;
+use artdb_art::Tree;
 use std::collections::{BTreeMap, VecDeque};
 
 /// What one committed transaction wrote to one table.
@@ -37,13 +48,27 @@ pub(crate) enum Written {
 pub(crate) struct Record {
     seq: u64,
     tables: BTreeMap<String, Written>,
+    /// Tables whose write set is entered in the key index (small, and entered completely).
+    indexed: Vec<String>,
 }
+
+impl Record {
+    fn indexed(&self, table: &str) -> bool {
+        self.indexed.iter().any(|name| name == table)
+    }
+}
+
+/// A table's write set of at most this many keys is also entered in the key index.
+const INDEX_KEYS_MAX: u64 = 4096;
 
 /// The commit records validation may need, in `seq` order (see the module docs).
 pub(crate) struct History {
     /// The last commit sequence number handed out.
     seq: u64,
     records: VecDeque<Record>,
+    /// Per table: key -> seq (8 bytes, big-endian) of the newest kept record that wrote it,
+    /// over the records whose write set of the table is small (`indexed`).
+    index: BTreeMap<String, Tree>,
 }
 
 impl Default for History {
@@ -58,6 +83,7 @@ impl History {
         History {
             seq: 0,
             records: VecDeque::new(),
+            index: BTreeMap::new(),
         }
     }
 
@@ -69,11 +95,24 @@ impl History {
     /// Records a commit of `tables`; returns its seq.
     pub fn push(&mut self, tables: BTreeMap<String, Written>) -> u64 {
         self.seq += 1;
+        let seq = self.seq;
+        let mut indexed = Vec::new();
+        for (table, written) in &tables {
+            if small(written) {
+                let index = self.index.entry(table.clone()).or_default();
+                let complete =
+                    for_each_key(written, |key| index.set(key, &seq.to_be_bytes()).map(drop));
+                if complete {
+                    indexed.push(table.clone());
+                }
+            }
+        }
         self.records.push_back(Record {
-            seq: self.seq,
+            seq,
             tables,
+            indexed,
         });
-        self.seq
+        seq
     }
 
     /// Records a commit that may have changed all of `tables`; returns its seq.
@@ -85,15 +124,63 @@ impl History {
         self.push(tables)
     }
 
-    /// Drops the records with `seq <= keep_after`.
+    /// Drops the records with `seq <= keep_after` (and their keys from the index).
     pub fn prune(&mut self, keep_after: u64) {
         while self
             .records
             .front()
             .is_some_and(|record| record.seq <= keep_after)
         {
-            self.records.pop_front();
+            let Some(record) = self.records.pop_front() else {
+                break;
+            };
+            for (table, written) in &record.tables {
+                if !small(written) {
+                    continue;
+                }
+                let Some(index) = self.index.get_mut(table) else {
+                    continue;
+                };
+                let mine = record.seq.to_be_bytes();
+                // A failure leaves a key behind: it names a real write of this record, so at
+                // worst a later check conflicts where it need not.
+                for_each_key(written, |key| {
+                    if index.get(key)? == Some(mine.as_slice()) {
+                        index.remove(key)?;
+                    }
+                    Ok(())
+                });
+                if index.is_empty() {
+                    self.index.remove(table);
+                }
+            }
         }
+    }
+
+    /// The seq of the newest indexed record that wrote `key` to `table` (0: none).
+    fn indexed_seq(&self, table: &str, key: &[u8]) -> Result<u64> {
+        let Some(index) = self.index.get(table) else {
+            return Ok(0);
+        };
+        let found = index.get(key).map_err(from_tree)?;
+        Ok(found
+            .and_then(|bytes| bytes.try_into().ok())
+            .map_or(0, u64::from_be_bytes))
+    }
+
+    /// A key of `keys` that an indexed record after `start` wrote to `table`.
+    fn indexed_common(&self, start: u64, table: &str, keys: Keys<'_>) -> Result<Option<Vec<u8>>> {
+        let iter = match keys {
+            Keys::Tree(tree) => tree.iter(),
+            Keys::Snapshot(snapshot) => snapshot.iter(),
+        };
+        for item in iter {
+            let (key, _) = item.map_err(from_tree)?;
+            if self.indexed_seq(table, &key)? > start {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
     }
 
     /// Records kept (for stats and tests).
@@ -114,18 +201,87 @@ impl History {
         writes: &BTreeMap<String, WriteSet>,
         reads: Option<&BTreeMap<String, ReadSet>>,
     ) -> Result<()> {
-        for record in self.since(start) {
-            for (table, written) in &record.tables {
-                if let Some(mine) = writes.get(table) {
-                    check_writes(table, mine, written)?;
+        let since: Vec<&Record> = self.since(start).collect();
+        if since.is_empty() {
+            return Ok(());
+        }
+        for (table, mine) in writes {
+            let own = mine.puts.len() + mine.dels.len();
+            let use_index = own <= indexed_total(&since, table);
+            for record in &since {
+                match record.tables.get(table) {
+                    Some(written) if !(use_index && record.indexed(table)) => {
+                        check_writes(table, mine, written)?;
+                    }
+                    _ => {}
                 }
-                if let Some(read) = reads.and_then(|reads| reads.get(table)) {
-                    check_reads(table, read, written)?;
+            }
+            if use_index {
+                for keys in mine.keys() {
+                    if let Some(key) = self.indexed_common(start, table, keys)? {
+                        return Err(conflict(table, key, WRITTEN_BOTH));
+                    }
+                }
+            }
+        }
+        for (table, read) in reads.into_iter().flatten() {
+            let use_index = read.points().len() <= indexed_total(&since, table);
+            for record in &since {
+                if let Some(written) = record.tables.get(table) {
+                    check_reads(table, read, written, !(use_index && record.indexed(table)))?;
+                }
+            }
+            if use_index {
+                if let Some(key) = self.indexed_common(start, table, read.points())? {
+                    return Err(conflict(table, key, READ_THEN_WRITTEN));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Whether a table's write set is small enough for the key index.
+fn small(written: &Written) -> bool {
+    match written {
+        Written::Keys { puts, dels } => puts.len() + dels.len() <= INDEX_KEYS_MAX,
+        Written::Whole => false,
+    }
+}
+
+/// Keys in the indexed write sets of `table` among `records` (what walking the index replaces).
+fn indexed_total(records: &[&Record], table: &str) -> u64 {
+    records
+        .iter()
+        .filter(|record| record.indexed(table))
+        .filter_map(|record| record.tables.get(table))
+        .map(|written| match written {
+            Written::Keys { puts, dels } => puts.len() + dels.len(),
+            Written::Whole => 0,
+        })
+        .sum()
+}
+
+/// Calls `visit` with every key of a record's write set; stops at the first error and returns
+/// whether it visited them all. (Errors cannot happen on the heap-only trees of a write set;
+/// should one, the record is not marked indexed and is checked by walking it.)
+fn for_each_key(
+    written: &Written,
+    mut visit: impl FnMut(&[u8]) -> std::result::Result<(), artdb_art::Error>,
+) -> bool {
+    if let Written::Keys { puts, dels } = written {
+        for snapshot in [puts, dels] {
+            for item in snapshot.iter() {
+                let Ok((key, _)) = item else {
+                    return false;
+                };
+                if visit(&key).is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 fn conflict(table: &str, key: Vec<u8>, reason: &'static str) -> Error {
@@ -166,7 +322,8 @@ fn check_writes(table: &str, mine: &WriteSet, written: &Written) -> Result<()> {
     Ok(())
 }
 
-fn check_reads(table: &str, read: &ReadSet, written: &Written) -> Result<()> {
+/// `points`: also check the point reads (false when the key index checks them).
+fn check_reads(table: &str, read: &ReadSet, written: &Written, points: bool) -> Result<()> {
     let Some(theirs) = theirs(written) else {
         if let Some(key) = read.any_key() {
             return Err(conflict(table, key, WHOLE));
@@ -174,8 +331,10 @@ fn check_reads(table: &str, read: &ReadSet, written: &Written) -> Result<()> {
         return Ok(());
     };
     for other in theirs {
-        if let Some(key) = Keys::common(read.points(), other)? {
-            return Err(conflict(table, key, READ_THEN_WRITTEN));
+        if points {
+            if let Some(key) = Keys::common(read.points(), other)? {
+                return Err(conflict(table, key, READ_THEN_WRITTEN));
+            }
         }
         for range in read.ranges() {
             if let Some(key) = other.first_in(range)? {
