@@ -11,35 +11,136 @@
 
 use crate::cow;
 use crate::cursor::common_prefix_len;
-use crate::node::{self, build_inner, EntryList, Shape};
+use crate::node::{self, alloc_pack_spare, build_inner, fits_pack, EntryList, Shape};
 use crate::persist::{checked_write, write_leaf, NodeSink};
 use crate::read::{check_key, Resolver};
 use crate::tree::{check_value, value_word, Tree};
-use crate::word::{self, Word};
-use crate::{ChildWord, Error};
+use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
+use crate::{ChildWord, Error, PACK_ENTRIES_MAX};
+
+/// Version stamped on bulk-built heap nodes and packs.
+const BULK_VERSION: u64 = 1;
+
+/// A child of an open node: a finished word, or a run of buffered pairs that may still become
+/// part of a larger pack.
+#[derive(Clone, Copy)]
+enum Child {
+    Word(u64),
+    /// `count` pairs from buffer index `start` (absolute), all of one key and value length.
+    Run {
+        start: usize,
+        count: usize,
+    },
+}
+
+/// What the keys below an open node have in common so far.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Widths {
+    None,
+    /// Every key has this length and every value this length.
+    Uniform(usize, usize),
+    /// The subtree cannot be one pack (lengths differ, a finished node below, too wide).
+    Mixed,
+}
 
 /// A node of the rightmost path, still open.
 struct OpenNode {
     /// Branch position: key bytes before the child byte.
     end: usize,
-    entries: Vec<(u8, u64)>,
+    entries: Vec<(u8, Child)>,
     value: u64,
+    /// Keys below (including the value slot's).
+    keys: usize,
+    widths: Widths,
+}
+
+impl OpenNode {
+    /// Whether the subtree may still become one leaf pack (and so keeps its pairs buffered).
+    fn packable(&self) -> bool {
+        self.keys <= PACK_ENTRIES_MAX && matches!(self.widths, Widths::Uniform(..))
+    }
 }
 
 /// The entry waiting for its place.
 enum Pending {
-    /// The last key read, with its value.
-    Key(Vec<u8>, Vec<u8>),
-    /// A completed subtree containing the last key.
-    Node(u64),
+    /// A run of buffered pairs (the last key read, or a packable subtree ending with it).
+    Run {
+        start: usize,
+        count: usize,
+        key_len: usize,
+        value_len: usize,
+    },
+    /// A completed subtree containing the last key, with its key count.
+    Node(u64, usize),
+}
+
+/// Pairs not yet built into words: the last key's, and those of open packable subtrees.
+#[derive(Default)]
+struct PairBuffer {
+    bytes: Vec<u8>,
+    /// (offset into `bytes` relative to `byte_base`, key length, value length) per pair.
+    spans: Vec<(usize, usize, usize)>,
+    /// Absolute index of `spans[0]`.
+    base: usize,
+    /// Offset of `bytes[0]` in the absolute byte stream.
+    byte_base: usize,
+}
+
+impl PairBuffer {
+    fn push(&mut self, key: &[u8], value: &[u8]) -> usize {
+        self.spans
+            .push((self.byte_base + self.bytes.len(), key.len(), value.len()));
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(value);
+        self.base + self.spans.len() - 1
+    }
+
+    /// Key and value of pair `index` (absolute; not yet dropped).
+    fn get(&self, index: usize) -> (&[u8], &[u8]) {
+        let (at, key_len, value_len) = self.spans[index - self.base];
+        let at = at - self.byte_base;
+        let pair = &self.bytes[at..at + key_len + value_len];
+        pair.split_at(key_len)
+    }
+
+    /// Drops the pairs before absolute index `keep_from`.
+    fn drop_before(&mut self, keep_from: usize) {
+        let count = keep_from.saturating_sub(self.base).min(self.spans.len());
+        if count == 0 {
+            return;
+        }
+        let byte_end = self
+            .spans
+            .get(count)
+            .map_or(self.byte_base + self.bytes.len(), |span| span.0);
+        self.bytes.drain(..byte_end - self.byte_base);
+        self.byte_base = byte_end;
+        self.spans.drain(..count);
+        self.base += count;
+    }
 }
 
 struct Builder<'s> {
     stack: Vec<OpenNode>,
     last: Vec<u8>,
     pending: Option<Pending>,
+    pairs: PairBuffer,
     /// Where finished words go: `None` keeps them on the heap.
     sink: Option<&'s mut dyn NodeSink>,
+}
+
+/// Widths of the keys below a node branching at `end` after adding keys of `key_len` and values
+/// of `value_len`: uniform only while one leaf pack (at that node) could hold them and would
+/// replace leaves (a node of inline values, key width 1, stays a node: it is as small and faster).
+fn merge_widths(widths: Widths, end: usize, key_len: usize, value_len: usize) -> Widths {
+    let key_width = key_len.saturating_sub(end);
+    let fits =
+        fits_pack(key_width, value_len) && !(key_width == 1 && value_len <= INLINE_VALUE_LEN_MAX);
+    match widths {
+        Widths::None if fits => Widths::Uniform(key_len, value_len),
+        Widths::Uniform(k, v) if fits && k == key_len && v == value_len => widths,
+        _ => Widths::Mixed,
+    }
 }
 
 impl Builder<'_> {
@@ -71,22 +172,100 @@ impl Builder<'_> {
         Ok(word::persisted(offset))
     }
 
+    /// Builds the word of a run of `count` buffered pairs whose word sits at `depth`: a leaf or
+    /// inline value for one pair, a leaf pack (no spare slots) for more.
+    fn build_run(&mut self, start: usize, count: usize, depth: usize) -> Result<u64, Error> {
+        if count == 1 {
+            let (key, value) = self.pairs.get(start);
+            let bits = value_word(&key[depth..], value);
+            return self.emit(bits);
+        }
+        let (first, value) = self.pairs.get(start);
+        let (last, _) = self.pairs.get(start + count - 1);
+        let common = common_prefix_len(first, last);
+        let (key_width, value_width) = (first.len() - common, value.len());
+        let prefix = &first[depth.min(common)..common];
+        let pairs = &self.pairs;
+        let bits = alloc_pack_spare(
+            prefix,
+            key_width,
+            value_width,
+            count,
+            0,
+            BULK_VERSION,
+            |writer| {
+                for index in start..start + count {
+                    let (key, value) = pairs.get(index);
+                    writer.push(key[common], &key[common + 1..], value);
+                }
+            },
+        );
+        self.emit(bits)
+    }
+
+    /// Builds every buffered run of open node `node_index` into words.
+    fn settle(&mut self, node_index: usize) -> Result<(), Error> {
+        let depth = self.stack[node_index].end + 1;
+        for entry in 0..self.stack[node_index].entries.len() {
+            if let (_, Child::Run { start, count }) = self.stack[node_index].entries[entry] {
+                let bits = self.build_run(start, count, depth)?;
+                self.stack[node_index].entries[entry].1 = Child::Word(bits);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a subtree of `keys` keys with `widths` to node `node_index`; settles its runs once
+    /// it can no longer become a pack.
+    fn account(&mut self, node_index: usize, keys: usize, widths: Widths) -> Result<(), Error> {
+        let node = &mut self.stack[node_index];
+        node.keys += keys;
+        node.widths = match widths {
+            Widths::Uniform(key_len, value_len) => {
+                merge_widths(node.widths, node.end, key_len, value_len)
+            }
+            Widths::None => node.widths,
+            Widths::Mixed => Widths::Mixed,
+        };
+        if !node.packable() {
+            self.settle(node_index)?;
+        }
+        Ok(())
+    }
+
     fn place(&mut self, node_index: usize) -> Result<(), Error> {
         let Some(pending) = self.pending.take() else {
             return Ok(());
         };
         let end = self.stack[node_index].end;
         match pending {
-            Pending::Key(key, value) => {
-                if key.len() == end {
-                    let bits = self.emit(value_word(&[], &value))?;
+            Pending::Run {
+                start,
+                count,
+                key_len,
+                value_len,
+            } => {
+                if count == 1 && key_len == end {
+                    let (_, value) = self.pairs.get(start);
+                    let bits = value_word(&[], value);
+                    let bits = self.emit(bits)?;
                     self.stack[node_index].value = bits;
+                    self.account(node_index, 1, Widths::Mixed)?;
                 } else {
-                    let bits = self.emit(value_word(&key[end + 1..], &value))?;
-                    self.stack[node_index].entries.push((key[end], bits));
+                    let byte = self.last[end];
+                    self.stack[node_index]
+                        .entries
+                        .push((byte, Child::Run { start, count }));
+                    self.account(node_index, count, Widths::Uniform(key_len, value_len))?;
                 }
             }
-            Pending::Node(bits) => self.stack[node_index].entries.push((self.last[end], bits)),
+            Pending::Node(bits, keys) => {
+                let byte = self.last[end];
+                self.stack[node_index]
+                    .entries
+                    .push((byte, Child::Word(bits)));
+                self.account(node_index, keys, Widths::Mixed)?;
+            }
         }
         Ok(())
     }
@@ -95,23 +274,62 @@ impl Builder<'_> {
     fn close_top(&mut self, parent_end: Option<usize>) -> Result<(), Error> {
         let top_index = self.stack.len() - 1;
         self.place(top_index)?;
+        let top = &self.stack[top_index];
+        if top.packable() && top.value == 0 {
+            if let (Widths::Uniform(key_len, value_len), Some(&(_, Child::Run { start, .. }))) =
+                (top.widths, top.entries.first())
+            {
+                // The whole subtree stays a run: a pack at its parent's slot (or a larger one).
+                self.pending = Some(Pending::Run {
+                    start,
+                    count: top.keys,
+                    key_len,
+                    value_len,
+                });
+                self.stack.pop();
+                return Ok(());
+            }
+        }
+        self.settle(top_index)?;
         let Some(open) = self.stack.pop() else {
             return Ok(());
         };
         let depth = parent_end.map_or(0, |end| end + 1);
         let mut entries = EntryList::new();
-        for &(byte, bits) in &open.entries {
-            entries.push(byte, bits);
+        for &(byte, child) in &open.entries {
+            if let Child::Word(bits) = child {
+                entries.push(byte, bits);
+            }
         }
         let shape = Shape {
             prefix: &self.last[depth..open.end],
             depth,
-            version: 1,
+            version: BULK_VERSION,
             value: open.value,
         };
         let bits = build_inner(node::kind_for(entries.len()), &shape, &entries);
-        self.pending = Some(Pending::Node(self.emit(bits)?));
+        self.pending = Some(Pending::Node(self.emit(bits)?, open.keys));
         Ok(())
+    }
+
+    /// Drops buffered pairs no open run refers to any more: runs live only in packable open
+    /// nodes, which are the deepest ones, so the shallowest of them holds the oldest run.
+    fn trim(&mut self) {
+        let oldest_open = self
+            .stack
+            .iter()
+            .filter(|node| node.packable())
+            .find_map(|node| match node.entries.first() {
+                Some(&(_, Child::Run { start, .. })) => Some(start),
+                _ => None,
+            });
+        let pending = match self.pending {
+            Some(Pending::Run { start, .. }) => Some(start),
+            _ => None,
+        };
+        if let Some(keep_from) = oldest_open.into_iter().chain(pending).min() {
+            self.pairs.drop_before(keep_from);
+        }
     }
 
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), Error> {
@@ -126,14 +344,30 @@ impl Builder<'_> {
                 end: common,
                 entries: Vec::new(),
                 value: 0,
+                keys: 0,
+                widths: Widths::None,
             });
         }
         let top_index = self.stack.len() - 1;
         self.place(top_index)?;
-        self.pending = Some(Pending::Key(key.to_vec(), value.to_vec()));
+        self.start_run(key, value);
+        if self.pairs.spans.len() >= 2 * PACK_ENTRIES_MAX {
+            self.trim();
+        }
+        Ok(())
+    }
+
+    /// Makes `key` the pending entry (and the last key).
+    fn start_run(&mut self, key: &[u8], value: &[u8]) {
+        let start = self.pairs.push(key, value);
+        self.pending = Some(Pending::Run {
+            start,
+            count: 1,
+            key_len: key.len(),
+            value_len: value.len(),
+        });
         self.last.clear();
         self.last.extend_from_slice(key);
-        Ok(())
     }
 
     fn finish(&mut self) -> Result<u64, Error> {
@@ -142,8 +376,8 @@ impl Builder<'_> {
             self.close_top(parent_end)?;
         }
         match self.pending.take() {
-            Some(Pending::Key(key, value)) => self.emit(value_word(&key, &value)),
-            Some(Pending::Node(bits)) => Ok(bits),
+            Some(Pending::Run { start, count, .. }) => self.build_run(start, count, 0),
+            Some(Pending::Node(bits, _)) => Ok(bits),
             None => Ok(0),
         }
     }
@@ -161,8 +395,7 @@ impl Builder<'_> {
             check_key(key)?;
             check_value(value)?;
             if index == 0 {
-                self.pending = Some(Pending::Key(key.to_vec(), value.to_vec()));
-                self.last.extend_from_slice(key);
+                self.start_run(key, value);
             } else {
                 match key.cmp(self.last.as_slice()) {
                     std::cmp::Ordering::Less => {
@@ -188,9 +421,12 @@ impl Builder<'_> {
         let mut words: Vec<u64> = Vec::new();
         for open in self.stack.drain(..) {
             words.push(open.value);
-            words.extend(open.entries.iter().map(|&(_, bits)| bits));
+            words.extend(open.entries.iter().filter_map(|&(_, child)| match child {
+                Child::Word(bits) => Some(bits),
+                Child::Run { .. } => None,
+            }));
         }
-        if let Some(Pending::Node(bits)) = self.pending.take() {
+        if let Some(Pending::Node(bits, _)) = self.pending.take() {
             words.push(bits);
         }
         for bits in words {
@@ -213,6 +449,7 @@ impl Tree {
             stack: Vec::new(),
             last: Vec::new(),
             pending: None,
+            pairs: PairBuffer::default(),
             sink: None,
         };
         let result = builder
@@ -243,6 +480,7 @@ impl Tree {
             stack: Vec::new(),
             last: Vec::new(),
             pending: None,
+            pairs: PairBuffer::default(),
             sink: Some(sink),
         };
         let result = builder

@@ -192,10 +192,22 @@ impl<'a> View<'a> {
         check_key(key)?;
         // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its heap
         // images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
-        let (mut slot, mut depth) = match unsafe { read_fast::get(self.root, key) } {
-            Fast::Done(value) => return Ok(value),
-            Fast::Slow(slot, depth) => (slot, depth),
-        };
+        match unsafe { read_fast::get(self.root, key) } {
+            Fast::Done(value) => Ok(value),
+            Fast::Slow(slot, depth) => self.get_slow(key, slot, depth),
+        }
+    }
+
+    /// The checked general path of `get`, from `slot` at `depth` (reached through heap nodes
+    /// only, so with no persisted parent).
+    #[cold]
+    #[inline(never)]
+    fn get_slow(
+        &self,
+        key: &[u8],
+        mut slot: &'a [u8; 8],
+        mut depth: usize,
+    ) -> Result<Option<&'a [u8]>, Error> {
         let mut parent = None;
         loop {
             match self.resolver.resolve(word::load(slot), depth, parent)? {
@@ -234,29 +246,71 @@ impl<'a> View<'a> {
 
     /// Looks up `keys` in groups whose descents are interleaved level by level, prefetching each
     /// lookup's next node while the others compute, so cache misses of different keys overlap.
+    /// Heap words go through the fast group walk of `read_fast.rs`; whatever it hands back
+    /// (persisted words, long prefixes, value slots) continues in the checked group walk here.
     pub fn get_many(&self, keys: &[&[u8]], out: &mut Vec<Option<&'a [u8]>>) -> Result<(), Error> {
         out.clear();
         out.reserve(keys.len());
+        for key in keys {
+            check_key(key)?;
+        }
+        let mut fast = [Fast::Done(None); GET_MANY_GROUP_LEN];
         for group in keys.chunks(GET_MANY_GROUP_LEN) {
-            self.get_group(group, out)?;
+            // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its
+            // heap images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
+            unsafe { read_fast::get_group(self.root, group, &mut fast) };
+            let base = out.len();
+            let mut slow = [(self.root, 0usize); GET_MANY_GROUP_LEN];
+            let mut slow_index = [0usize; GET_MANY_GROUP_LEN];
+            let mut slow_keys: [&[u8]; GET_MANY_GROUP_LEN] = [&[]; GET_MANY_GROUP_LEN];
+            let mut slow_len = 0;
+            for (i, outcome) in fast.iter().take(group.len()).enumerate() {
+                match *outcome {
+                    Fast::Done(value) => out.push(value),
+                    Fast::Slow(slot, depth) => {
+                        out.push(None);
+                        slow[slow_len] = (slot, depth);
+                        slow_index[slow_len] = base + i;
+                        slow_keys[slow_len] = group[i];
+                        slow_len += 1;
+                    }
+                }
+            }
+            if slow_len > 0 {
+                let mut values = [None; GET_MANY_GROUP_LEN];
+                self.get_group(
+                    &slow_keys[..slow_len],
+                    &slow[..slow_len],
+                    &mut values[..slow_len],
+                )?;
+                for (j, value) in values.iter().take(slow_len).enumerate() {
+                    out[slow_index[j]] = *value;
+                }
+            }
         }
         Ok(())
     }
 
-    fn get_group(&self, keys: &[&[u8]], out: &mut Vec<Option<&'a [u8]>>) -> Result<(), Error> {
-        let base = out.len();
+    /// The checked group walk: `keys[i]` continues at `starts[i]` (a slot and depth reached
+    /// through heap nodes only, so with no persisted parent); `out[i]` receives its value.
+    fn get_group(
+        &self,
+        keys: &[&[u8]],
+        starts: &[(&'a [u8; 8], usize)],
+        out: &mut [Option<&'a [u8]>],
+    ) -> Result<(), Error> {
         let mut slots = [self.root; GET_MANY_GROUP_LEN];
         let mut depths = [0usize; GET_MANY_GROUP_LEN];
         let mut parents = [None; GET_MANY_GROUP_LEN];
         let mut active = [false; GET_MANY_GROUP_LEN];
-        for (i, key) in keys.iter().enumerate() {
-            check_key(key)?;
-            out.push(None);
+        for (i, &(slot, depth)) in starts.iter().enumerate().take(GET_MANY_GROUP_LEN) {
+            slots[i] = slot;
+            depths[i] = depth;
             active[i] = true;
         }
-        let mut remaining = keys.len();
+        let mut remaining = starts.len().min(GET_MANY_GROUP_LEN);
         while remaining > 0 {
-            for i in 0..keys.len() {
+            for i in 0..starts.len().min(GET_MANY_GROUP_LEN) {
                 if !active[i] {
                     continue;
                 }
@@ -264,7 +318,7 @@ impl<'a> View<'a> {
                 let step = self.step(key, slots[i], depths[i], parents[i])?;
                 match step {
                     Step::Done(value) => {
-                        out[base + i] = value;
+                        out[i] = value;
                         active[i] = false;
                         remaining -= 1;
                     }

@@ -42,6 +42,90 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24 * scale(), ..ProptestConfig::default() })]
+
+    /// Keys of one width and values of one width: bulk-built subtrees of at most 256 keys become
+    /// leaf packs (regression: bulk_build made none, so bulk-loaded trees lost the packs' memory
+    /// and scan advantage). Dense runs (more than 256 keys under a prefix) and random ones.
+    #[test]
+    fn bulk_build_makes_leaf_packs_and_matches_the_model(
+        keys in proptest::collection::btree_set(
+            prop_oneof![0u32..3000, any::<u32>(), (0u32..40).prop_map(|i| i << 20)],
+            0..1500,
+        ),
+        value_len in prop_oneof![Just(0usize), Just(3), Just(8), Just(16), Just(17)],
+    ) {
+        let pairs: BTreeMap<Vec<u8>, Vec<u8>> = keys
+            .iter()
+            .map(|k| (k.to_be_bytes().to_vec(), vec![(*k % 251) as u8; value_len]))
+            .collect();
+        let tree = Tree::bulk_build(pairs.iter()).unwrap();
+        tree.verify().unwrap();
+        let got: BTreeMap<Vec<u8>, Vec<u8>> =
+            tree.iter().map(|r| r.map(|(k, v)| (k, v.to_vec()))).collect::<Result<_, _>>().unwrap();
+        prop_assert_eq!(&got, &pairs);
+        let mut probes: Vec<Vec<u8>> = pairs.keys().cloned().collect();
+        probes.extend(keys.iter().map(|k| k.wrapping_add(1).to_be_bytes().to_vec()));
+        let refs: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+        let mut values = Vec::new();
+        tree.get_many(&refs, &mut values).unwrap();
+        for (key, value) in refs.iter().zip(&values) {
+            prop_assert_eq!(tree.get(key).unwrap(), pairs.get(*key).map(Vec::as_slice));
+            prop_assert_eq!(*value, pairs.get(*key).map(Vec::as_slice));
+        }
+        let stats = tree.stats();
+        prop_assert_eq!(stats.keys, pairs.len() as u64);
+        let siblings = keys.iter().zip(keys.iter().skip(1)).any(|(a, b)| a >> 8 == b >> 8);
+        if value_len == 8 && siblings {
+            // Two keys differ only in their last byte: the subtree holding them is a pack (or
+            // inside a larger one), never a node of single leaves.
+            prop_assert!(stats.packs > 0, "{:?}", stats);
+        }
+        if value_len > artdb_art::PACK_VALUE_WIDTH_MAX {
+            prop_assert_eq!(stats.packs, 0);
+        }
+    }
+}
+
+/// A bulk-built tree of random 8-byte keys with 8-byte values has the shape an inserted one has
+/// (packs under two key bytes) and no more heap bytes.
+#[test]
+fn bulk_built_random_keys_are_packed_like_inserted_ones() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut keys: Vec<u64> = (0..200_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        })
+        .collect();
+    let mut inserted = Tree::new();
+    for key in &keys {
+        inserted
+            .insert(&key.to_be_bytes(), &key.to_le_bytes())
+            .unwrap();
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let bulk = Tree::bulk_build(keys.iter().map(|k| (k.to_be_bytes(), k.to_le_bytes()))).unwrap();
+    bulk.verify().unwrap();
+    let (a, b) = (inserted.stats(), bulk.stats());
+    assert_eq!(a.keys, b.keys);
+    assert!(
+        b.packs > 0 && b.leaves <= a.leaves,
+        "inserted {a:?}\nbulk {b:?}"
+    );
+    assert!(b.heap_bytes <= a.heap_bytes, "inserted {a:?}\nbulk {b:?}");
+    for key in keys.iter().step_by(97) {
+        assert_eq!(
+            bulk.get(&key.to_be_bytes()).unwrap(),
+            Some(&key.to_le_bytes()[..])
+        );
+    }
+}
+
 #[test]
 fn exact_node_sizes() {
     // 256 x 20 x 3 keys: Node256 root, Node48 (20 children) and Node4 (3 children) below.

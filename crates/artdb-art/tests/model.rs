@@ -110,6 +110,37 @@ fn check_snapshot(snapshot: &Snapshot, model: &Model) {
     assert_eq!(got, want, "snapshot differs from its version");
 }
 
+/// `get_many` (groups of lookups interleaved level by level, packs in two steps) agrees with
+/// the model for every pool key, each key extended by a byte, and each key cut short by one, in
+/// batches of several sizes (so groups are full, partial and mixed present/absent).
+fn check_get_many(tree: &Tree, model: &Model, pool: &[Vec<u8>]) {
+    let mut probes: Vec<Vec<u8>> = Vec::new();
+    for key in pool {
+        probes.push(key.clone());
+        let mut longer = key.clone();
+        longer.push(0x5A);
+        probes.push(longer);
+        if let Some((_, shorter)) = key.split_last() {
+            probes.push(shorter.to_vec());
+        }
+    }
+    let keys: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+    let mut values = Vec::new();
+    for batch in [1usize, 7, 16, 33] {
+        for chunk in keys.chunks(batch) {
+            tree.get_many(chunk, &mut values).unwrap();
+            assert_eq!(values.len(), chunk.len());
+            for (key, value) in chunk.iter().zip(&values) {
+                assert_eq!(
+                    *value,
+                    model.get(*key).map(Vec::as_slice),
+                    "get_many {key:?}"
+                );
+            }
+        }
+    }
+}
+
 fn run(pool: Vec<Vec<u8>>, ops: Vec<Op>) {
     let mut tree = Tree::new();
     let mut model = Model::new();
@@ -129,6 +160,7 @@ fn run(pool: Vec<Vec<u8>>, ops: Vec<Op>) {
         .unwrap();
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_eq!(all, want);
+    check_get_many(&tree, &model, &pool);
     let back: Vec<Vec<u8>> = tree.iter().rev().map(|r| r.unwrap().0).collect();
     let want_back: Vec<Vec<u8>> = model.keys().rev().cloned().collect();
     assert_eq!(back, want_back);

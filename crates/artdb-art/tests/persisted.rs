@@ -294,6 +294,38 @@ fn bulk_persist_streams_a_tree() {
     tree.verify().unwrap();
     let model: Model = pairs.into_iter().collect();
     assert_eq!(contents(&tree), model);
+    // Fixed-width keys and values: the streamed images include leaf packs (regression: bulk
+    // builds made none), and every read path accepts them (checked persisted images).
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0u64..5000)
+        .map(|i| {
+            let key = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+            (key.to_be_bytes().to_vec(), i.to_le_bytes().to_vec())
+        })
+        .collect::<BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    let mut store = MemoryNodeStore::new();
+    let (root, len) = Tree::bulk_persist(pairs.iter().cloned(), &mut store).unwrap();
+    let tree = Tree::open(root, len, Arc::new(store)).unwrap();
+    tree.verify().unwrap();
+    assert!(tree.stats().packs > 0, "{:?}", tree.stats());
+    let model: Model = pairs.into_iter().collect();
+    assert_eq!(contents(&tree), model);
+    let keys: Vec<Vec<u8>> = model
+        .keys()
+        .flat_map(|k| {
+            let mut next = k.clone();
+            next[7] ^= 1;
+            [k.clone(), next]
+        })
+        .collect();
+    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut values = Vec::new();
+    tree.get_many(&refs, &mut values).unwrap();
+    for (key, value) in refs.iter().zip(&values) {
+        assert_eq!(*value, model.get(*key).map(Vec::as_slice));
+        assert_eq!(tree.get(key).unwrap(), model.get(*key).map(Vec::as_slice));
+    }
     let mut store = MemoryNodeStore::new();
     let error = Tree::bulk_persist([(b"b", b"1"), (b"a", b"2")], &mut store).unwrap_err();
     assert_eq!(error, Error::Unsorted { index: 1 });

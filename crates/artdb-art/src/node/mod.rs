@@ -42,7 +42,10 @@ pub(crate) use node16::Node16;
 pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
-pub(crate) use pack::{alloc_pack, fits as fits_pack, PackMut, PackRef};
+pub(crate) use pack::{
+    alloc_pack, alloc_pack_spare, fits as fits_pack, probe, probe_fence, probe_records, PackMut,
+    PackRef, Probe,
+};
 pub use pack::{PACK_ENTRIES_MAX, PACK_KEY_WIDTH_MAX, PACK_VALUE_WIDTH_MAX};
 
 use crate::raw::{self, Image};

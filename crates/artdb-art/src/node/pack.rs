@@ -197,6 +197,190 @@ impl<'a> PackRef<'a> {
     }
 }
 
+/// Where a heap pack's lookup of one suffix stands after its fence search ([`probe_fence`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Probe {
+    /// Index of the first entry whose first suffix byte equals the key's.
+    pub index: usize,
+    /// Byte offset of that entry's record in the image (to prefetch it).
+    pub record_at: usize,
+}
+
+/// The parts of a pack header a lookup needs, read without the checks of
+/// [`PackRef::from_image`] (for heap packs, which this crate made; every access stays
+/// bounds-checked, so a malformed image gives `None`, never undefined behaviour).
+#[derive(Clone, Copy)]
+struct Layout {
+    key_width: usize,
+    count: usize,
+    value_width: usize,
+    prefix_len: usize,
+    fence_at: usize,
+    entries_at: usize,
+}
+
+#[inline(always)]
+fn layout_of(image: &[u8]) -> Option<Layout> {
+    let header: &[u8; 8] = image.get(..8)?.try_into().ok()?;
+    let key_width = header[1] as usize;
+    let count = u16::from_le_bytes([header[2], header[3]]) as usize;
+    let value_width = header[4] as usize;
+    let capacity = count + header[5] as usize;
+    let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
+    let fence_at = PACK_HEADER_LEN + prefix_len;
+    Some(Layout {
+        key_width,
+        count,
+        value_width,
+        prefix_len,
+        fence_at,
+        entries_at: fence_at + capacity,
+    })
+}
+
+/// First step of a heap pack lookup of `key`, whose bytes from `depth` on are the pack's (its
+/// word sits at `depth`): checks the prefix and width and searches the fence (branch-free).
+/// `None`: the key is absent.
+#[inline(always)]
+pub(crate) fn probe_fence(image: &[u8], key: &[u8], depth: usize) -> Option<Probe> {
+    probe_fence_in(image, &layout_of(image)?, key.get(depth..)?)
+}
+
+#[inline(always)]
+fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
+    let suffix = if layout.prefix_len == 0 {
+        rest
+    } else {
+        rest.strip_prefix(image.get(PACK_HEADER_LEN..layout.fence_at)?)?
+    };
+    if suffix.len() != layout.key_width || layout.count == 0 {
+        return None;
+    }
+    let first = suffix[0];
+    let fence = image.get(layout.fence_at..layout.fence_at + layout.count)?;
+    // Lower bound of `first` without data-dependent branches (the fence is ~150 random bytes
+    // for random 8-byte keys: a branchy search mispredicts about half its steps).
+    let mut base = 0usize;
+    let mut size = fence.len();
+    while size > 1 {
+        let half = size / 2;
+        let middle = base + half;
+        base = if fence[middle] < first { middle } else { base };
+        size -= half;
+    }
+    let index = base + usize::from(fence[base] < first);
+    if fence.get(index) != Some(&first) {
+        return None;
+    }
+    let stride = layout.key_width - 1 + layout.value_width;
+    Some(Probe {
+        index,
+        record_at: layout.entries_at + index * stride,
+    })
+}
+
+/// Second step of a heap pack lookup: compares the records from `probe.index` on (those whose
+/// first suffix byte matches) with the rest of the suffix and returns the value.
+#[inline(always)]
+pub(crate) fn probe_records<'a>(image: &'a [u8], key: &[u8], probe: Probe) -> Option<&'a [u8]> {
+    probe_records_in(image, &layout_of(image)?, key, probe)
+}
+
+/// A whole heap pack lookup (both steps, the header read once).
+#[inline(always)]
+pub(crate) fn probe<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Option<&'a [u8]> {
+    let layout = layout_of(image)?;
+    let probe = probe_fence_in(image, &layout, key.get(depth..)?)?;
+    probe_records_in(image, &layout, key, probe)
+}
+
+#[inline(always)]
+fn probe_records_in<'a>(
+    image: &'a [u8],
+    layout: &Layout,
+    rest: &[u8],
+    probe: Probe,
+) -> Option<&'a [u8]> {
+    // `rest` is the whole key (or any slice ending where it ends): the suffix is the end of the
+    // key (its width was checked by the fence step), so its bytes after the first are the last
+    // `width` bytes of `rest`, loaded as one word when the key has 8 bytes.
+    let width = layout.key_width - 1;
+    let first = *rest
+        .len()
+        .checked_sub(width + 1)
+        .and_then(|i| rest.get(i))?;
+    let target = &rest[rest.len() - width..];
+    let stride = width + layout.value_width;
+    let fence = image.get(layout.fence_at..layout.fence_at + layout.count)?;
+    let mut index = probe.index;
+    let mut at = probe.record_at;
+    if width <= 8 {
+        // Compare as big-endian integers of `width` bytes: one load per record.
+        let wanted = tail_be(rest, width);
+        while index < fence.len() && fence[index] == first {
+            let record = match image.get(at..at + 8) {
+                Some(eight) => be_prefix(eight, width),
+                None => be_prefix_slice(image.get(at..at + width)?),
+            };
+            match record.cmp(&wanted) {
+                Ordering::Less => {}
+                Ordering::Equal => return image.get(at + width..at + stride),
+                Ordering::Greater => return None,
+            }
+            index += 1;
+            at += stride;
+        }
+        return None;
+    }
+    while index < fence.len() && fence[index] == first {
+        let record = image.get(at..at + width)?;
+        match record.cmp(target) {
+            Ordering::Less => {}
+            Ordering::Equal => return image.get(at + width..at + stride),
+            Ordering::Greater => return None,
+        }
+        index += 1;
+        at += stride;
+    }
+    None
+}
+
+/// The last `width` (0..=8) bytes of `bytes` (at least `width` long) as a big-endian integer:
+/// one load when `bytes` has 8 bytes.
+#[inline(always)]
+fn tail_be(bytes: &[u8], width: usize) -> u64 {
+    match bytes.len().checked_sub(8).and_then(|at| bytes.get(at..)) {
+        Some(eight) if width > 0 => {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(eight);
+            u64::from_be_bytes(word) & (u64::MAX >> (64 - 8 * width.min(8)))
+        }
+        _ => be_prefix_slice(&bytes[bytes.len().saturating_sub(width)..]),
+    }
+}
+
+/// The first `width` (0..=8) bytes of `eight` (at least 8 bytes) as a big-endian integer.
+#[inline(always)]
+fn be_prefix(eight: &[u8], width: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&eight[..8]);
+    let all = u64::from_be_bytes(bytes);
+    if width == 0 {
+        0
+    } else {
+        all >> (64 - 8 * width.min(8))
+    }
+}
+
+/// Up to 8 bytes as a big-endian integer.
+#[inline(always)]
+fn be_prefix_slice(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .take(8)
+        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+}
+
 /// Compares two byte strings of equal length; strings of up to 8 bytes as one big-endian
 /// integer (no call to memcmp, which dominates for such short strings).
 #[inline]
@@ -269,6 +453,21 @@ pub(crate) fn alloc_pack(
     let spare = (count / 8)
         .clamp(1, 255)
         .min(PACK_ENTRIES_MAX.saturating_sub(count));
+    alloc_pack_spare(prefix, key_width, value_width, count, spare, version, fill)
+}
+
+/// [`alloc_pack`] with `spare` unused entry slots (bulk builds use none: their packs are
+/// complete, and persisted images should carry no empty slots).
+pub(crate) fn alloc_pack_spare(
+    prefix: &[u8],
+    key_width: usize,
+    value_width: usize,
+    count: usize,
+    spare: usize,
+    version: u64,
+    fill: impl FnOnce(&mut PackWriter<'_>),
+) -> u64 {
+    let spare = spare.min(PACK_ENTRIES_MAX.saturating_sub(count)).min(255);
     let capacity = count + spare;
     let len = pack_image_len(prefix.len(), key_width, value_width, capacity);
     let address = raw::alloc_image(len);

@@ -1,0 +1,102 @@
+//! A profiling harness for point operations (for callgrind; the official benchmark is
+//! `artdb-bench w1`). Only the phase under study runs inside `measured`, so
+//! `valgrind --tool=callgrind --toggle-collect='*measured*'` counts exactly its instructions (and,
+//! with `--cache-sim=yes`, its simulated cache misses).
+//!
+//! Usage: `cargo run --release -p artdb-art --example lookup_profile -- N MODE KEYS VALUE_LEN`
+//! with MODE one of `get`, `get_many`, `missing`, `fill`, KEYS `random` or `dense`.
+
+use std::time::Instant;
+
+use artdb_art::Tree;
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E3779B97F4A7C15);
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    z ^ (z >> 31)
+}
+
+/// The phase under study: returns a checksum so nothing is optimized away.
+#[inline(never)]
+fn measured(tree: &mut Tree, mode: &str, keys: &[[u8; 8]], value: &[u8]) -> u64 {
+    let mut sum = 0u64;
+    match mode {
+        "fill" => {
+            for key in keys {
+                tree.insert(key, value).unwrap();
+            }
+        }
+        "get" | "missing" => {
+            for key in keys {
+                sum += tree.get(key).unwrap().map_or(0, |v| v.len() as u64 + 1);
+            }
+        }
+        "get_many" => {
+            let mut out = Vec::new();
+            for chunk in keys.chunks(32) {
+                let refs: Vec<&[u8]> = chunk.iter().map(|k| &k[..]).collect();
+                tree.get_many(&refs, &mut out).unwrap();
+                sum += out
+                    .iter()
+                    .map(|v| v.map_or(0, |v| v.len() as u64 + 1))
+                    .sum::<u64>();
+            }
+        }
+        _ => panic!("unknown mode {mode}"),
+    }
+    sum
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let mode = args.get(2).map_or("get", String::as_str).to_string();
+    let dense = args.get(3).is_some_and(|s| s == "dense");
+    let value_len: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(8);
+    let key = |i: u64| {
+        if dense {
+            i.to_be_bytes()
+        } else {
+            splitmix(i).to_be_bytes()
+        }
+    };
+    let mut order: Vec<u64> = (0..n).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, splitmix(i as u64 ^ 77) as usize % (i + 1));
+    }
+    let keys: Vec<[u8; 8]> = order.iter().map(|&i| key(i)).collect();
+    let value = vec![7u8; value_len];
+    let mut tree = Tree::new();
+    if mode != "fill" {
+        for k in &keys {
+            tree.insert(k, &value).unwrap();
+        }
+    }
+    let probe: Vec<[u8; 8]> = if mode == "missing" {
+        (0..n)
+            .map(|i| {
+                if dense {
+                    (n + i).to_be_bytes()
+                } else {
+                    splitmix(i ^ 0x5555_0000_0000).to_be_bytes()
+                }
+            })
+            .collect()
+    } else {
+        let mut p = keys.clone();
+        p.reverse();
+        p
+    };
+    let start = Instant::now();
+    let sum = measured(&mut tree, &mode, &probe, &value);
+    let elapsed = start.elapsed();
+    println!(
+        "{mode} n={n} dense={dense} value_len={value_len}: {:.2} Mops/s (sum {sum})",
+        n as f64 / elapsed.as_secs_f64() / 1e6
+    );
+}
