@@ -2,6 +2,7 @@
 no crash, and every read sees a consistent state."""
 
 import threading
+import time
 
 import artdb
 
@@ -73,3 +74,37 @@ def test_close_from_another_thread_while_iterating(path):
     thread.join()
     assert failures == []
     artdb.open(path).close()
+
+
+def test_bulk_load_releases_the_gil(db):
+    """A pure-Python thread keeps running in the second half of a bulk load (the sort and the
+    write happen there). Were the GIL held throughout, the thread could run at most in the one
+    switch interval (5 ms) before the call: the interpreter only switches between bytecodes."""
+    import random
+
+    rng = random.Random(5)
+    pairs = [(rng.getrandbits(64).to_bytes(8, "big"), b"v" * 64) for _ in range(300000)]
+    stop = threading.Event()
+    running = threading.Event()
+    stamps = []
+
+    def tick():
+        running.set()
+        count = 0
+        while not stop.is_set():
+            count += 1
+            if count % 64 == 0:
+                stamps.append(time.perf_counter())
+
+    thread = threading.Thread(target=tick)
+    thread.start()
+    running.wait()
+    t = db.table("t", create=True)
+    start = time.perf_counter()
+    t.load(pairs)
+    end = time.perf_counter()
+    stop.set()
+    thread.join()
+    middle = start + (end - start) / 2
+    assert end - start > 0.02, "the load was too quick to tell"
+    assert any(middle < stamp < end for stamp in stamps), "no other thread ran during the load"
