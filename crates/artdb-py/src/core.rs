@@ -24,13 +24,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-/// When a commit is durable.
+/// When a commit is durable (the engine's `artdb::Durability`, spelled for Python).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Durability {
-    /// The commit returns after it is on stable storage. Until the engine's write-ahead log lands
-    /// this is done with a checkpoint after the commit (correct, but a checkpoint per commit).
+    /// The commit returns after its log record is on stable storage (group commit).
     Sync,
-    /// The commit returns once visible; it is durable at the next checkpoint or close.
+    /// The commit returns after its log record is written: it survives the process being
+    /// killed, not a power loss, until the next sync, checkpoint or close.
     NoSync,
 }
 
@@ -54,11 +54,11 @@ impl Durability {
         }
     }
 
-    /// Makes a commit that just returned durable as this mode asks (runs without the GIL).
-    pub(crate) fn after_commit(self, db: &Db) -> Result<(), artdb::Error> {
+    /// The engine's durability.
+    pub(crate) fn engine(self) -> artdb::Durability {
         match self {
-            Durability::Sync => db.checkpoint().map(drop),
-            Durability::NoSync => Ok(()),
+            Durability::Sync => artdb::Durability::Sync,
+            Durability::NoSync => artdb::Durability::NoSync,
         }
     }
 }

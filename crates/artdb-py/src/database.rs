@@ -1,9 +1,9 @@
 //! database: `artdb.open(...)` and `artdb.Database`.
 //!
-//! Durability `"sync"` (the default) makes each commit durable before it returns by
-//! checkpointing after it (the engine has no write-ahead log yet, so that is the only way);
-//! `"nosync"` leaves commits durable at the next checkpoint or close. Isolation: the engine's
-//! `"snapshot"` (default) and `"serializable"`.
+//! Durability: the engine's, through its write-ahead log: `"sync"` (the default; a commit returns
+//! once its log record is on stable storage, concurrent commits sharing one fsync) or `"nosync"`
+//! (a commit returns once its record is written: it survives the process being killed, not a
+//! power loss). Isolation: the engine's `"snapshot"` (default) and `"serializable"`.
 
 use crate::core::{Durability, Inner};
 use crate::errors::{self, EngineResult};
@@ -21,16 +21,20 @@ use std::time::Duration;
 #[pyo3(signature = (path, *, create=true, durability="sync"))]
 pub fn open(py: Python<'_>, path: PathBuf, create: bool, durability: &str) -> PyResult<Database> {
     let durability = Durability::parse(durability)?;
+    let options = Options {
+        durability: durability.engine(),
+        ..Options::default()
+    };
     let opened = py
         .allow_threads(|| {
             if create && !path.exists() {
-                match Db::create(&path, Options::default()) {
+                match Db::create(&path, options.clone()) {
                     // Created by someone else in between: open theirs.
                     Err(artdb::Error::AlreadyExists { .. }) => {}
                     other => return other,
                 }
             }
-            Db::open(&path, Options::default())
+            Db::open(&path, options)
         })
         .py(py)?;
     Ok(Database {
@@ -111,23 +115,13 @@ impl Database {
     /// Creates an empty table (`TableExistsError` if there is one).
     fn create_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.inner.db(py)?;
-        let durability = self.inner.durability;
-        py.allow_threads(|| {
-            db.create_table(name)?;
-            durability.after_commit(&db)
-        })
-        .py(py)
+        py.allow_threads(|| db.create_table(name)).py(py)
     }
 
     /// Drops a table and all its keys (`TableNotFoundError` if there is none).
     fn drop_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.inner.db(py)?;
-        let durability = self.inner.durability;
-        py.allow_threads(|| {
-            db.drop_table(name)?;
-            durability.after_commit(&db)
-        })
-        .py(py)
+        py.allow_threads(|| db.drop_table(name)).py(py)
     }
 
     /// A read snapshot (`with db.read() as snap:`): one consistent view of every table.
@@ -212,6 +206,15 @@ impl Database {
         dict.set_item("free_pages", stats.store.free_pages)?;
         dict.set_item("pending_pages", stats.store.pending_pages)?;
         dict.set_item("generation", stats.store.generation)?;
+        let log = PyDict::new(py);
+        log.set_item("bytes", stats.log.bytes)?;
+        log.set_item("records", stats.log.records)?;
+        log.set_item("last_lsn", stats.log.last_lsn)?;
+        log.set_item("covered_lsn", stats.log.covered_lsn)?;
+        log.set_item("file_bytes", stats.log.file_bytes)?;
+        log.set_item("commits", stats.log.commits)?;
+        log.set_item("syncs", stats.log.syncs)?;
+        dict.set_item("log", log)?;
         Ok(dict)
     }
 

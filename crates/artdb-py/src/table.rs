@@ -207,7 +207,7 @@ impl Table {
     }
 
     /// Runs `body` as one transaction: for `db.table(...)` its own (retried on conflict, GIL
-    /// released, durable as the database says), in a write transaction on that transaction.
+    /// released, with the database's durability), in a write transaction on that transaction.
     fn in_txn<R: Send>(
         &self,
         py: Python<'_>,
@@ -216,13 +216,7 @@ impl Table {
         match &self.source {
             Source::Auto(inner) => {
                 let db = inner.db(py)?;
-                let durability = inner.durability;
-                py.allow_threads(|| -> Result<R, artdb::Error> {
-                    let result = db.transact(&mut body)?;
-                    durability.after_commit(&db)?;
-                    Ok(result)
-                })
-                .py(py)
+                py.allow_threads(|| db.transact(&mut body)).py(py)
             }
             Source::Snapshot(_) => Err(self.read_only()),
             Source::Txn(state) => state.with_txn(py, |txn| body(txn).py(py)),

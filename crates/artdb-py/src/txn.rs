@@ -4,9 +4,8 @@
 //! A write transaction reads one snapshot, buffers its changes privately (its reads see them),
 //! and is validated at commit: `ConflictError` means nothing of it was applied and it may be run
 //! again (`db.transact` does). Isolation `"snapshot"` (first committer wins on written keys) or
-//! `"serializable"` (also validates what it read). Durability `"sync"` checkpoints after the
-//! commit (the engine has no write-ahead log yet); `"nosync"` leaves it durable at the next
-//! checkpoint or close.
+//! `"serializable"` (also validates what it read). Durability `"sync"` or `"nosync"`: the
+//! engine's, per transaction (its write-ahead log).
 //!
 //! The engine's `Transaction` is `Send` but not `Sync`: it lives in a mutex, and a call finding
 //! the mutex taken (a second thread using the same transaction at the same moment) raises
@@ -40,7 +39,6 @@ pub(crate) fn parse_isolation(isolation: &str) -> PyResult<Isolation> {
 
 /// A write transaction's state (see the module docs).
 pub(crate) struct TxnState {
-    pub(crate) inner: Arc<Inner>,
     pub(crate) durability: Durability,
     pub(crate) isolation: Isolation,
     slot: Mutex<Result<Transaction, Ended>>,
@@ -56,10 +54,9 @@ impl TxnState {
     ) -> PyResult<Arc<TxnState>> {
         let db = inner.db(py)?;
         let txn = db
-            .begin_write(WriteOptions::with_isolation(isolation))
+            .begin_write(WriteOptions::with_isolation(isolation).durability(durability.engine()))
             .py(py)?;
         let state = Arc::new(TxnState {
-            inner: Arc::clone(inner),
             durability,
             isolation,
             slot: Mutex::new(Ok(txn)),
@@ -137,13 +134,7 @@ impl TxnState {
         let Some(txn) = self.take(py, Ended::Finished) else {
             return Err(errors::finished(py, "transaction"));
         };
-        let db = self.inner.db(py)?;
-        let durability = self.durability;
-        py.allow_threads(move || {
-            txn.commit()?;
-            durability.after_commit(&db)
-        })
-        .py(py)
+        py.allow_threads(move || txn.commit().map(drop)).py(py)
     }
 }
 

@@ -23,9 +23,9 @@ def open(
 ) -> Database:
     """Opens the database file at ``path`` (creating it when absent and ``create``).
 
-    ``durability="sync"``: each commit is durable when it returns (until the engine's
-    write-ahead log lands, by a checkpoint after each commit: correct but costly per commit);
-    ``"nosync"``: commits are durable at the next ``checkpoint()`` or ``close()``.
+    ``durability="sync"``: a commit returns once its write-ahead log record is on stable
+    storage (concurrent commits share one fsync); ``"nosync"``: once the record is written (it
+    survives the process being killed, not a power loss, until the next sync or checkpoint).
     Raises ``LockedError`` if another handle has it open, ``IoError`` (an ``OSError``) if it
     is missing and not ``create``, ``CorruptionError`` if it is not an artdb file."""
 
@@ -68,7 +68,8 @@ class Database:
     def checkpoint(self) -> dict[str, int]:
         """Makes every commit durable; returns what it wrote (generation, bytes_written, ...)."""
     def stats(self) -> dict[str, Any]:
-        """Tables (keys, dirty), file size, pages, generation, durability."""
+        """Tables (keys, dirty), file size, pages, generation, durability, and ``log`` (bytes,
+        records, last_lsn, covered_lsn, file_bytes, commits, syncs)."""
     def verify(self) -> dict[str, int]:
         """Checks every checksum and invariant; ``CorruptionError`` naming the damage, else
         ``{"tables_checked": n, "keys_checked": n}``."""
