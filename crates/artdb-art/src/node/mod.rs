@@ -122,6 +122,11 @@ impl Header {
     pub fn prefix_inline(&self, len: usize) -> &[u8] {
         &self.prefix[..len.min(PREFIX_INLINE_LEN_MAX)]
     }
+    /// The inline prefix field as a little-endian word (byte i at bits 8i..8i+8).
+    #[inline]
+    pub fn prefix_word(&self) -> u64 {
+        u64::from_le_bytes(self.prefix)
+    }
     #[inline]
     pub fn depth(&self) -> usize {
         u16::from_le_bytes(self.depth) as usize

@@ -258,6 +258,18 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
     }
     let first = suffix[0];
     let fence = image.get(layout.fence_at..layout.fence_at + layout.count)?;
+    let stride = layout.key_width - 1 + layout.value_width;
+    if layout.key_width == 1 {
+        // One-byte suffixes are distinct, so an entry equal to `first` is the only one: try
+        // where a dense pack keeps it (a full pack of dense keys holds byte b at index b).
+        let guess = (usize::from(first) * fence.len()) >> 8;
+        if fence.get(guess) == Some(&first) {
+            return Some(Probe {
+                index: guess,
+                record_at: layout.entries_at + guess * stride,
+            });
+        }
+    }
     // Lower bound of `first` without data-dependent branches (the fence is ~150 random bytes
     // for random 8-byte keys: a branchy search mispredicts about half its steps).
     let mut base = 0usize;
@@ -272,7 +284,6 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
     if fence.get(index) != Some(&first) {
         return None;
     }
-    let stride = layout.key_width - 1 + layout.value_width;
     Some(Probe {
         index,
         record_at: layout.entries_at + index * stride,
