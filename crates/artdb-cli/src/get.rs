@@ -2,7 +2,7 @@
 
 use crate::dbcommon::{parse_bytes, show_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
 use crate::outln;
-use artdb::{Db, Options};
+use artdb::Db;
 use std::path::PathBuf;
 
 /// Options of `artdb get`.
@@ -23,7 +23,7 @@ pub struct Args {
 /// Runs `artdb get`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let key = parse_bytes(&args.key)?;
-    let db = Db::open(&args.file, Options::default())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
     let read = db.read();
     let value = read.get(&args.table, &key)?;
     if args.json {

@@ -3,7 +3,7 @@
 
 use crate::dbcommon::{parse_bytes, show_bytes, TABLE_DEFAULT};
 use crate::outln;
-use artdb::{Db, Options};
+use artdb::Db;
 use std::ops::Bound;
 use std::path::PathBuf;
 
@@ -42,7 +42,7 @@ pub fn run(args: Args, count: bool) -> Result<(), Box<dyn std::error::Error>> {
         .map(parse_bytes)
         .transpose()?
         .unwrap_or_default();
-    let db = Db::open(&args.file, Options::default())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
     let read = db.read();
     let table = read.table(&args.table)?;
     let lower = match &from {

@@ -163,6 +163,6 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             )?;
         }
     }
-    db.close()?;
+    drop(db);
     Ok(())
 }

@@ -47,14 +47,32 @@ fn commits_survive_reopen_without_checkpoint() {
     assert_eq!(dump(&db).unwrap(), expected);
     let stats = db.stats().unwrap();
     assert_eq!(
-        stats.log.covered_lsn, 51,
-        "recovery checkpointed the replayed records"
+        stats.log.covered_lsn, 0,
+        "a clean log is replayed, not checkpointed"
     );
-    assert_eq!(stats.log.records, 0, "and recycled the log");
+    assert_eq!(stats.log.records, 51);
+    let mut txn = db.write().unwrap();
+    txn.insert("t", b"after", b"reopen").unwrap();
+    txn.commit().unwrap();
+    let expected = dump(&db).unwrap();
+    drop(db);
+    let db = Db::open(&path, options()).unwrap();
+    assert_eq!(
+        dump(&db).unwrap(),
+        expected,
+        "appends continue after replayed records"
+    );
+    assert_eq!(db.stats().unwrap().log.last_lsn, 52);
     assert!(db.verify().unwrap().is_ok());
     db.close().unwrap();
     let db = Db::open(&path, options()).unwrap();
     assert_eq!(dump(&db).unwrap(), expected);
+    let stats = db.stats().unwrap();
+    assert_eq!(
+        (stats.log.covered_lsn, stats.log.records),
+        (52, 0),
+        "close checkpointed"
+    );
 }
 
 #[test]

@@ -1,13 +1,19 @@
 //! recovery: what open does with the write-ahead log's records that the checkpoint does not
-//! cover: replay them into the trees in LSN order, then checkpoint (which recycles the log).
+//! cover: replay them into the trees in LSN order. Then:
+//! - the log ended cleanly (zeros or the end of the file after the last valid record): appends
+//!   continue after it. The log is synced once first, so no reader sees a replayed record that
+//!   a power loss could still take back (a killed process leaves its writes in the page cache).
+//!   Nothing else is written: an open costs a read of the log, not a checkpoint, and a CLI
+//!   command that commits one record leaves one record, not a checkpoint.
+//! - a torn tail was cut: checkpoint at once (which recycles the log). A cut tail may leave
+//!   valid-looking records of the lost group beyond the cut; a new cycle (new epoch, so those
+//!   records no longer validate) is the only safe place for the next append, and a new cycle
+//!   may start only after a superblock covers every record of the old one.
 //!
-//! Why checkpoint at once rather than keep appending after the replayed records: a cut torn tail
-//! may leave valid-looking records of the lost group beyond the cut; a new cycle (new epoch, so
-//! those records no longer validate) is the only safe place for the next append, and a new cycle
-//! may start only after a superblock covers every record of the old one. Crash-safety: replay
-//! writes nothing; the checkpoint is an ordinary one (docs/recovery.md); a crash inside it
-//! leaves the log as it was, and the next open replays the same records onto the same
-//! checkpoint. Bounds: the records were read once by the scan (at most the log's length).
+//! Crash-safety: replay writes nothing; the checkpoint is an ordinary one (docs/recovery.md); a
+//! crash inside it leaves the log as it was, and the next open replays the same records onto
+//! the same checkpoint. Bounds: the records were read once by the scan (at most the log's
+//! length).
 
 use super::{Db, TableState, WriterState};
 use crate::error::{from_tree, CorruptionKind, Error, Result};
@@ -22,6 +28,8 @@ impl Db {
             return Ok(());
         }
         state.wal_needs_recycle = recovery.needs_recycle;
+        let checkpoint_now = recovery.needs_recycle;
+        let log = std::sync::Arc::clone(state.wal.storage());
         let result = recovery
             .records
             .iter()
@@ -36,7 +44,13 @@ impl Db {
                     seq: state.history.seq(),
                 });
                 state.committed = state.view_with(&names, epoch);
-                state.checkpoint(&self.shared, false).map(drop)
+                if checkpoint_now {
+                    return state.checkpoint(&self.shared, false).map(drop);
+                }
+                log.sync().map_err(Error::io("sync the log at open"))?;
+                let view = std::sync::Arc::clone(&state.committed);
+                *self.shared.published.write() = view;
+                Ok(())
             });
         if result.is_err() {
             state.closed = true;
