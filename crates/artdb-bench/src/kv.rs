@@ -69,9 +69,8 @@ pub trait Kv: Send + Sync {
     /// Inserts or overwrites `count` pairs in one durable transaction.
     fn write(&self, count: u64, pairs: &mut PairGen<'_>) -> Res<()>;
     /// The commit before a timed [`Kv::checkpoint`]: like [`Kv::write`] (durable in the
-    /// system's log) but not folded into the main files. Defaults to [`Kv::write`]; artdb
-    /// without a log commits without its checkpoint, which the timed checkpoint then makes
-    /// durable.
+    /// system's log) but not folded into the main files. Defaults to [`Kv::write`]; SQLite
+    /// turns its autocheckpoint off for it.
     fn write_before_checkpoint(&self, count: u64, pairs: &mut PairGen<'_>) -> Res<()> {
         self.write(count, pairs)
     }
@@ -85,6 +84,11 @@ pub trait Kv: Send + Sync {
     fn rmw(&self, key: &[u8], other: &[u8]) -> Res<Outcome>;
     /// Runs `body` on one read snapshot.
     fn read(&self, body: &mut dyn FnMut(&mut dyn Snap) -> Res<()>) -> Res<()>;
+    /// Bytes of log records not yet folded into the main file, for systems that say
+    /// (artdb); `None` otherwise.
+    fn log_bytes(&self) -> Res<Option<u64>> {
+        Ok(None)
+    }
     /// Makes the system fold its log into its main files (artdb's checkpoint, SQLite's
     /// `wal_checkpoint(TRUNCATE)`, an LSM's memtable flush). `Ok(false)` if the system has no
     /// such step (redb and LMDB write their pages in place at every commit).

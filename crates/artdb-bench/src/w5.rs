@@ -18,9 +18,10 @@
 //! - `rmw_t32_uniform`, `rmw_t32_hot` with `abort_rate_uniform`, `abort_rate_hot`: 32 threads of
 //!   read-modify-write transactions (read a key, write it and one other key, durable) over all
 //!   keys or over 1,000 hot keys; aborted attempts (conflicts) over all attempts;
-//! - `recovery_open_s`: a child process (`w5-abandon`) opens the database, commits
-//!   `--log-bytes` of key/value payload in durable commits of 1,024 pairs and kills itself with
-//!   SIGKILL; the time to open the database again and read the last commit's marker key.
+//! - `recovery_open_s`: a child process (`w5-abandon`) opens the database, makes durable
+//!   commits of 1,024 pairs until its log holds nearly `--log-bytes` (artdb, which reports its
+//!   log) or that many key/value bytes were committed (peers), and kills itself with SIGKILL;
+//!   the time to open the database again and read the last commit's marker key.
 //!
 //! Once per run: `fsync_limit` (system `machine`): a bare loop appending one 64-byte record (the
 //! size of a one-pair commit record) and `fdatasync`, in a preallocated file, as logs do;
@@ -59,8 +60,8 @@ pub struct Args {
     /// Seconds of each timed commit run (fsync probe, commit_tK, rmw); default 3, quick 0.3.
     #[arg(long)]
     secs: Option<f64>,
-    /// Payload bytes the abandoned process commits before it is killed (default 16 MiB, quick
-    /// 1 MiB).
+    /// Log bytes the abandoned process leaves (artdb) or key/value bytes it commits (peers)
+    /// before it is killed (default 16 MiB, quick 1 MiB).
     #[arg(long)]
     log_bytes: Option<u64>,
 }
@@ -77,9 +78,10 @@ pub struct AbandonArgs {
     /// Keys in its table.
     #[arg(long)]
     n: u64,
-    /// Durable commits to make.
+    /// Log bytes to leave (systems that report their log) or key/value payload bytes to
+    /// commit (the others).
     #[arg(long)]
-    commits: u64,
+    log_bytes: u64,
 }
 
 const RECORD_BYTES: usize = 64;
@@ -327,8 +329,7 @@ fn run_system(
     }
     // Close, then an abandoned process and the recovering open.
     db.close()?;
-    let commits = (log_bytes / (ABANDON_BATCH * 16)).max(1);
-    let seconds = recovery_open(system, dir, n, commits)?;
+    let seconds = recovery_open(system, dir, n, log_bytes)?;
     push(figures, system, "recovery_open_s", seconds, "s");
     Ok(())
 }
@@ -445,18 +446,27 @@ fn timed_threads(
     Ok((committed, conflicts, start.elapsed().as_secs_f64()))
 }
 
+/// Where the `w5-abandon` child leaves the number of its last commit.
+fn abandon_report(dir: &Path) -> PathBuf {
+    dir.with_extension("abandoned")
+}
+
 /// `recovery_open_s`: the child commits and is killed; then open + read the marker.
-fn recovery_open(system: System, dir: &Path, n: u64, commits: u64) -> Res<f64> {
+fn recovery_open(system: System, dir: &Path, n: u64, log_bytes: u64) -> Res<f64> {
     use std::os::unix::process::ExitStatusExt;
+    let report = abandon_report(dir);
+    let _ = std::fs::remove_file(&report);
     let status = std::process::Command::new(std::env::current_exe()?)
         .arg("w5-abandon")
         .args(["--system", system.name(), "--n", &n.to_string()])
-        .args(["--commits", &commits.to_string(), "--dir"])
+        .args(["--log-bytes", &log_bytes.to_string(), "--dir"])
         .arg(dir)
         .status()?;
     if status.signal() != Some(libc::SIGKILL) {
         return Err(format!("the w5-abandon child ended with {status}, not SIGKILL").into());
     }
+    let commits: u64 = std::fs::read_to_string(&report)?.trim().parse()?;
+    std::fs::remove_file(&report)?;
     let start = Instant::now();
     let db = system.open(dir, CACHE_BYTES)?;
     let mut marker = None;
@@ -477,8 +487,11 @@ fn recovery_open(system: System, dir: &Path, n: u64, commits: u64) -> Res<f64> {
     Ok(seconds)
 }
 
-/// The `w5-abandon` child: durable commits of 1,024 random updates, the last one also writing
-/// the marker key, then SIGKILL (no close, no checkpoint, no destructor).
+/// The `w5-abandon` child: durable commits of 1,024 random updates, each also writing the
+/// marker key with its commit number, until the log holds nearly `--log-bytes` (systems that
+/// report their log: the next commit would pass it, and with it artdb's checkpoint threshold)
+/// or that many key/value bytes were committed (the others); then SIGKILL (no close, no
+/// checkpoint, no destructor).
 pub fn abandon(args: AbandonArgs) -> Res<()> {
     let system = System::parse_list(&args.system)?
         .into_iter()
@@ -487,10 +500,13 @@ pub fn abandon(args: AbandonArgs) -> Res<()> {
     let db = system.open(&args.dir, CACHE_BYTES)?;
     let before = kv::dir_bytes(&args.dir);
     let mut rng = StdRng::seed_from_u64(77);
-    for c in 1..=args.commits {
-        let last = c == args.commits;
+    let mut payload = 0u64;
+    let mut log = db.log_bytes()?.unwrap_or(0);
+    let mut commit = 0u64;
+    loop {
+        commit += 1;
         db.write(ABANDON_BATCH, &mut |j, k, v| {
-            let i = if last && j == 0 {
+            let i = if j == 0 {
                 args.n - 1
             } else {
                 rng.gen_range(0..args.n - 1)
@@ -498,16 +514,33 @@ pub fn abandon(args: AbandonArgs) -> Res<()> {
             k.clear();
             k.extend_from_slice(&key(i));
             v.clear();
-            v.extend_from_slice(&(MARKER | c).to_le_bytes());
+            v.extend_from_slice(&(MARKER | commit).to_le_bytes());
         })?;
+        payload += ABANDON_BATCH * 16;
+        let full = match db.log_bytes()? {
+            Some(now) => {
+                let growth = now.saturating_sub(log);
+                log = now;
+                now + growth > args.log_bytes
+            }
+            None => payload >= args.log_bytes,
+        };
+        if full {
+            break;
+        }
     }
+    let log_note = match db.log_bytes()? {
+        Some(bytes) => format!("log holds {bytes} bytes of records"),
+        None => format!("{payload} bytes of pairs committed"),
+    };
     eprintln!(
-        "           w5-abandon {}: {} durable commits of {ABANDON_BATCH} pairs, files grew by \
-         {} bytes; SIGKILL",
+        "           w5-abandon {}: {commit} durable commits of {ABANDON_BATCH} pairs, {log_note}, \
+         files grew by {} bytes; SIGKILL",
         system.name(),
-        args.commits,
         kv::dir_bytes(&args.dir).saturating_sub(before)
     );
+    let report = abandon_report(&args.dir);
+    std::fs::write(&report, commit.to_string())?;
     // SAFETY: kill(2) on this process's own id; no memory is passed.
     unsafe {
         libc::kill(libc::getpid(), libc::SIGKILL);
