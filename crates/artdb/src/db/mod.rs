@@ -669,7 +669,7 @@ impl Db {
                     writer.abandon();
                     return Ok(None);
                 }
-                Ok(built) => writer.finish().map(|_| built),
+                Ok(built) => writer.finish().map(|counts| (built, counts.pages)),
                 Err(error) => {
                     let error = sink.convert(error);
                     writer.abandon();
@@ -677,7 +677,12 @@ impl Db {
                 }
             }
         };
-        let (root, len) = built.map_err(|error| state.fail(error))?;
+        let ((root, len), pages_written) = built.map_err(|error| state.fail(error))?;
+        // The loaded tree is dense already: its pages count toward the compaction baseline,
+        // or the load's own checkpoint would see the growth and rewrite what it just wrote.
+        if let Some(baseline) = state.compact_baseline_pages.as_mut() {
+            *baseline += pages_written;
+        }
         let tree = Tree::open(root, len, self.shared.tree_source()).map_err(from_tree)?;
         let state = &mut *state;
         if let Some(entry) = state.tables.get_mut(table) {
