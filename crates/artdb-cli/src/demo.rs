@@ -6,19 +6,30 @@
 //! loaded), queries it every way a reader can (point gets checked against what was written,
 //! batched gets, a prefix scan, seeks with 100 next), changes 1% of the keys behind a live
 //! snapshot and checkpoints again (incremental: only changed paths are written), bulk-loads a
-//! second table from sorted input, verifies every checksum and invariant, and prints what each
-//! step did and how long it took. Keys come from a fixed seed, so runs are comparable.
+//! second table from sorted input, then shows transactions: 8 threads moving money between bank
+//! accounts through `Db::transact` with `Durability::Sync` (a few hot accounts, so some commits
+//! conflict and are retried; group commit shares log syncs among them) while a reader scans one
+//! snapshot throughout and checks it never changes and that fresh snapshots always sum to the
+//! same total; then a child process (this binary, hidden subcommand `demo-child`) commits
+//! numbered durable transactions and prints each number once its commit returned, the demo kills
+//! it with SIGKILL mid-stream, reopens the file (recovery from the log), times that, and checks
+//! that every acknowledged commit is there (plus at most the one in flight). Last, it verifies
+//! every checksum and invariant and prints what each step did and how long it took. Keys come
+//! from a fixed seed, so runs are comparable.
 //!
 //! The demo owns its file: it replaces `--path` (default `artdb-demo.artdb`) if it exists and
-//! leaves it behind for `artdb stats` / `artdb scan` to look at.
+//! leaves it behind (with its log, `<path>.wal`) for `artdb stats` / `artdb scan` to look at.
 
 use crate::outln;
-use artdb::{Db, Options};
+use artdb::{Db, Durability, Error, Options, WriteOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use std::path::PathBuf;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Options of `artdb demo`.
@@ -38,10 +49,32 @@ pub struct Args {
     quiet: bool,
 }
 
+/// Options of the hidden `artdb demo-child` (the process the demo kills mid-commit).
+#[derive(clap::Args)]
+pub struct ChildArgs {
+    /// The demo's database file (its accounts and journal tables exist).
+    #[arg(long)]
+    path: PathBuf,
+}
+
 type DemoResult = Result<(), Box<dyn std::error::Error>>;
 
 const ORDERS: &str = "orders";
 const CUSTOMERS: &str = "customers";
+const ACCOUNTS: &str = "accounts";
+const JOURNAL: &str = "journal";
+/// Bank accounts of the transaction steps, each opened with `BALANCE`.
+const ACCOUNT_COUNT: u32 = 1_000;
+const BALANCE: u64 = 1_000;
+/// Accounts that one transfer in four pays into (so commits conflict).
+const HOT_ACCOUNTS: u32 = 4;
+const WRITER_THREADS: usize = 8;
+/// How long the writer threads run.
+const WRITERS_RUN: Duration = Duration::from_secs(2);
+/// How long the child commits before it is killed.
+const CHILD_RUN: Duration = Duration::from_secs(1);
+/// The child stops by itself after this long (if nobody kills it).
+const CHILD_MAX_RUN: Duration = Duration::from_secs(60);
 
 /// An order's key: (region u16, customer u32, order u64), order-preserving.
 fn order_key(region: u16, customer: u32, order: u64) -> Vec<u8> {
@@ -64,6 +97,10 @@ pub fn run(args: Args) -> DemoResult {
     if args.path.exists() {
         std::fs::remove_file(&args.path)?;
     }
+    let log = artdb::db::log_path(&args.path);
+    if log.exists() {
+        std::fs::remove_file(&log)?;
+    }
 
     let started = Instant::now();
     let mut keys: Vec<Vec<u8>> = (0..n)
@@ -81,6 +118,13 @@ pub fn run(args: Args) -> DemoResult {
     read_orders(&db, &keys, &mut rng)?;
     change_one_percent(&db, &keys)?;
     bulk_load_customers(&db)?;
+    open_accounts(&db)?;
+    concurrent_transfers(&db)?;
+    let started = Instant::now();
+    db.close()?;
+    step("close (checkpoint)", started.elapsed(), 1)?;
+
+    let db = kill_child_and_recover(&args.path)?;
 
     let started = Instant::now();
     let report = db.verify()?;
@@ -244,6 +288,364 @@ fn bulk_load_customers(db: &Db) -> DemoResult {
     Ok(())
 }
 
+fn account_key(account: u32) -> [u8; 4] {
+    account.to_be_bytes()
+}
+
+fn balance_of(value: &[u8]) -> Result<u64, String> {
+    let bytes: [u8; 8] = value
+        .try_into()
+        .map_err(|_| format!("a balance of {} bytes (expected 8)", value.len()))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+/// Creates the accounts table (every account holds `BALANCE`) and the journal table.
+fn open_accounts(db: &Db) -> DemoResult {
+    let mut batch = db.write()?;
+    batch.create_table(ACCOUNTS)?;
+    batch.create_table(JOURNAL)?;
+    for account in 0..ACCOUNT_COUNT {
+        batch.insert(ACCOUNTS, &account_key(account), &BALANCE.to_le_bytes())?;
+    }
+    batch.commit()?;
+    Ok(())
+}
+
+/// Moves `amount` from one account to another in a transaction: `Ok(Ok(false))` if the
+/// source holds too little, `Ok(Err(_))` if an account is missing or malformed (nothing is
+/// written in either case).
+fn transfer(
+    txn: &mut artdb::Transaction,
+    from: u32,
+    to: u32,
+    amount: u64,
+) -> artdb::Result<Result<bool, String>> {
+    let balance = |value: Option<&[u8]>| -> Result<u64, String> {
+        balance_of(value.ok_or("an account of the demo is missing")?)
+    };
+    let from_balance = match balance(txn.get(ACCOUNTS, &account_key(from))?) {
+        Ok(balance) => balance,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    if from_balance < amount || from == to {
+        return Ok(Ok(false));
+    }
+    let to_balance = match balance(txn.get(ACCOUNTS, &account_key(to))?) {
+        Ok(balance) => balance,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    txn.insert(
+        ACCOUNTS,
+        &account_key(from),
+        &(from_balance - amount).to_le_bytes(),
+    )?;
+    txn.insert(
+        ACCOUNTS,
+        &account_key(to),
+        &(to_balance + amount).to_le_bytes(),
+    )?;
+    Ok(Ok(true))
+}
+
+/// A random transfer: one in four pays into a hot account.
+fn random_transfer(rng: &mut StdRng) -> (u32, u32, u64) {
+    let to = if rng.gen_range(0..4) == 0 {
+        rng.gen_range(0..HOT_ACCOUNTS)
+    } else {
+        rng.gen_range(0..ACCOUNT_COUNT)
+    };
+    (rng.gen_range(0..ACCOUNT_COUNT), to, rng.gen_range(1..=10))
+}
+
+/// Sum and count of the balances a snapshot holds; with `initial`, also checks every balance
+/// is still the opening one.
+fn scan_accounts(read: &artdb::ReadTxn, initial: bool) -> Result<(u64, u32), String> {
+    let table = read.table(ACCOUNTS).map_err(|error| error.to_string())?;
+    let (mut sum, mut count) = (0u64, 0u32);
+    for pair in table.iter() {
+        let (_, value) = pair.map_err(|error| error.to_string())?;
+        let balance = balance_of(value)?;
+        if initial && balance != BALANCE {
+            return Err(format!(
+                "the held snapshot changed: a balance of {balance}, opened with {BALANCE}"
+            ));
+        }
+        sum += balance;
+        count += 1;
+    }
+    if sum != u64::from(ACCOUNT_COUNT) * BALANCE || count != ACCOUNT_COUNT {
+        return Err(format!(
+            "a snapshot shows {count} accounts holding {sum} (expected {ACCOUNT_COUNT} holding {})",
+            u64::from(ACCOUNT_COUNT) * BALANCE
+        ));
+    }
+    Ok((sum, count))
+}
+
+/// What one writer thread did.
+#[derive(Default)]
+struct WriterTally {
+    /// Transfers committed.
+    commits: u64,
+    /// Transactions that found nothing to move (committed without writes).
+    empty: u64,
+    attempts: u64,
+    gave_up: u64,
+    latencies: Vec<Duration>,
+}
+
+/// `WRITER_THREADS` threads commit transfers durably at once while a reader scans one snapshot.
+fn concurrent_transfers(db: &Db) -> DemoResult {
+    let total = u64::from(ACCOUNT_COUNT) * BALANCE;
+    outln!(
+        "\ntransactions: {WRITER_THREADS} threads move money between {ACCOUNT_COUNT} accounts \
+         (Db::transact, Durability::Sync, one transfer in four to {HOT_ACCOUNTS} hot accounts) \
+         for {} s;\n  a reader holds one snapshot from the start and scans it throughout",
+        WRITERS_RUN.as_secs()
+    )?;
+    let before = db.stats()?.log;
+    let stop = AtomicBool::new(false);
+    let held = db.read();
+    let started = Instant::now();
+    let (tallies, reader) = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..WRITER_THREADS)
+            .map(|thread| {
+                let stop = &stop;
+                scope.spawn(move || -> Result<WriterTally, String> {
+                    let mut rng = StdRng::seed_from_u64(thread as u64 + 1);
+                    let mut tally = WriterTally::default();
+                    let options = WriteOptions::default().durability(Durability::Sync);
+                    while started.elapsed() < WRITERS_RUN && !stop.load(Ordering::Relaxed) {
+                        let (from, to, amount) = random_transfer(&mut rng);
+                        let began = Instant::now();
+                        let mut attempts = 0u64;
+                        let outcome = db.transact_with(options.clone(), |txn| {
+                            attempts += 1;
+                            transfer(txn, from, to, amount)
+                        });
+                        tally.attempts += attempts;
+                        match outcome {
+                            Ok(Err(problem)) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Err(problem);
+                            }
+                            Ok(Ok(false)) => tally.empty += 1,
+                            Ok(Ok(true)) => {
+                                tally.commits += 1;
+                                tally.latencies.push(began.elapsed());
+                            }
+                            Err(Error::Conflict { .. }) => tally.gave_up += 1,
+                            Err(error) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Err(error.to_string());
+                            }
+                        }
+                    }
+                    Ok(tally)
+                })
+            })
+            .collect();
+        let held = &held;
+        let stop_reader = &stop;
+        let reader = scope.spawn(move || -> Result<(u64, u64), String> {
+            let (mut held_scans, mut fresh_scans) = (0u64, 0u64);
+            loop {
+                let done = started.elapsed() >= WRITERS_RUN || stop_reader.load(Ordering::Relaxed);
+                scan_accounts(held, true)?;
+                held_scans += 1;
+                scan_accounts(&db.read(), false)?;
+                fresh_scans += 1;
+                if done {
+                    return Ok((held_scans, fresh_scans));
+                }
+            }
+        });
+        let tallies: Vec<_> = writers
+            .into_iter()
+            .map(|writer| {
+                writer
+                    .join()
+                    .unwrap_or_else(|_| Err("a writer thread panicked".into()))
+            })
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        let reader = reader
+            .join()
+            .unwrap_or_else(|_| Err("the reader thread panicked".into()));
+        (tallies, reader)
+    });
+    let took = started.elapsed();
+    let mut all = WriterTally::default();
+    for tally in tallies {
+        let tally = tally?;
+        all.commits += tally.commits;
+        all.empty += tally.empty;
+        all.attempts += tally.attempts;
+        all.gave_up += tally.gave_up;
+        all.latencies.extend(tally.latencies);
+    }
+    let (held_scans, fresh_scans) = reader?;
+    let after = db.stats()?.log;
+    let syncs = after.syncs - before.syncs;
+    let logged = after.commits - before.commits;
+    all.latencies.sort_unstable();
+    let percentile = |p: usize| {
+        all.latencies
+            .get((all.latencies.len().saturating_sub(1)) * p / 100)
+            .map_or(0.0, |latency| latency.as_secs_f64() * 1e3)
+    };
+    step("durable transfers (8 threads)", took, all.commits)?;
+    outln!(
+        "  {:.0} commits/s; {logged} commits through the log took {syncs} log syncs ({:.1} \
+         commits per sync: group commit)",
+        all.commits as f64 / took.as_secs_f64(),
+        logged as f64 / syncs.max(1) as f64
+    )?;
+    outln!(
+        "  {} conflicts retried by Db::transact (transfers that gave up after 16 attempts: {}); \
+         commit latency p50 {:.1} ms, p99 {:.1} ms",
+        all.attempts - all.commits - all.empty - all.gave_up,
+        all.gave_up,
+        percentile(50),
+        percentile(99)
+    )?;
+    outln!(
+        "  reader: {held_scans} scans of the held snapshot all saw the opening balances; \
+         {fresh_scans} fresh snapshots all summed to {total}"
+    )?;
+    drop(held);
+    let now = scan_accounts(&db.read(), false)?;
+    outln!("  after the run: {} accounts hold {}", now.1, now.0)?;
+    Ok(())
+}
+
+/// Kills the child process on drop (on every error path of the parent).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `artdb demo-child` on the file, kills it with SIGKILL after `CHILD_RUN` of commits,
+/// reopens the file and checks that every commit it acknowledged is there.
+fn kill_child_and_recover(path: &Path) -> Result<Db, Box<dyn std::error::Error>> {
+    outln!(
+        "\ncrash: a child process commits numbered durable transactions (a journal entry + a \
+         transfer each)\n  and prints each number once commit returned; it is killed with \
+         SIGKILL after {} s",
+        CHILD_RUN.as_secs()
+    )?;
+    let exe = std::env::current_exe()?;
+    let child = Command::new(exe)
+        .arg("demo-child")
+        .arg("--path")
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    let mut child = KillOnDrop(child);
+    let stdout = child
+        .0
+        .stdout
+        .take()
+        .ok_or("the child's output is not piped")?;
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let mut acknowledged = 0u64;
+    let mut first_commit: Option<Instant> = None;
+    let mut killed_at = None;
+    // Reads until the kill, then drains what the child printed before it died.
+    while let Some(line) = lines.next() {
+        let line = line?;
+        let number: u64 = line
+            .trim()
+            .parse()
+            .map_err(|_| format!("the child printed {line:?}, not a commit number"))?;
+        if number != acknowledged + 1 {
+            return Err(format!("the child acknowledged {number} after {acknowledged}").into());
+        }
+        acknowledged = number;
+        let first = *first_commit.get_or_insert_with(Instant::now);
+        if killed_at.is_none() && first.elapsed() >= CHILD_RUN {
+            child.0.kill()?;
+            killed_at = Some(first.elapsed());
+        }
+    }
+    let status = child.0.wait()?;
+    if killed_at.is_none() {
+        return Err(format!("the child ended by itself ({status}) before it was killed").into());
+    }
+    step(
+        "child: durable commits, then SIGKILL",
+        killed_at.unwrap_or_default(),
+        acknowledged,
+    )?;
+    outln!("  the child ended with {status}; it had acknowledged {acknowledged} commits")?;
+
+    let started = Instant::now();
+    let db = Db::open(path, Options::default())?;
+    let took = started.elapsed();
+    step("reopen (replay the log + checkpoint)", took, 1)?;
+    let read = db.read();
+    let journal = read.table(JOURNAL)?;
+    let recovered = journal.len();
+    let mut expected = 1u64;
+    for pair in journal.iter() {
+        let (key, _) = pair?;
+        let number = u64::from_be_bytes(
+            key.as_slice()
+                .try_into()
+                .map_err(|_| "a journal key is not 8 bytes")?,
+        );
+        if number != expected {
+            return Err(format!("commit {expected} is missing after recovery").into());
+        }
+        expected += 1;
+    }
+    if recovered < acknowledged || recovered > acknowledged + 1 {
+        return Err(format!(
+            "after SIGKILL: {acknowledged} commits acknowledged, but {recovered} recovered"
+        )
+        .into());
+    }
+    outln!(
+        "  {recovered} commits recovered: all {acknowledged} acknowledged commits recovered{}",
+        if recovered > acknowledged {
+            " (+1 that was in flight when the child died)"
+        } else {
+            ", none in flight"
+        }
+    )?;
+    let (sum, count) = scan_accounts(&read, false)?;
+    outln!("  the {count} accounts still hold {sum}")?;
+    drop(read);
+    Ok(db)
+}
+
+/// `artdb demo-child`: commits journal entries 1, 2, ... durably, each with a transfer, and
+/// prints each number after its commit returned, until killed (or `CHILD_MAX_RUN`).
+pub fn child(args: ChildArgs) -> DemoResult {
+    let db = Db::open(&args.path, Options::default())?;
+    let mut rng = StdRng::seed_from_u64(7);
+    let options = WriteOptions::default().durability(Durability::Sync);
+    let started = Instant::now();
+    let mut number = 0u64;
+    while started.elapsed() < CHILD_MAX_RUN {
+        number += 1;
+        let (from, to, amount) = random_transfer(&mut rng);
+        db.transact_with(options.clone(), |txn| {
+            txn.insert(JOURNAL, &number.to_be_bytes(), &amount.to_le_bytes())?;
+            transfer(txn, from, to, amount)
+        })??;
+        outln!("{number}")?;
+    }
+    db.close()?;
+    Ok(())
+}
+
 fn print_stats(db: &Db) -> DemoResult {
     let stats = db.stats()?;
     outln!(
@@ -282,10 +684,15 @@ fn progress(total: u64, quiet: bool) -> ProgressBar {
 
 fn step(what: &str, took: Duration, items: u64) -> std::io::Result<()> {
     let seconds = took.as_secs_f64();
-    let rate = if seconds > 0.0 {
-        items as f64 / seconds / 1e6
+    let per_second = if seconds > 0.0 {
+        items as f64 / seconds
     } else {
         0.0
     };
-    outln!("  {what:<36} {items:>10} items  {seconds:>8.3} s  {rate:>7.2} M/s")
+    let rate = if per_second >= 100_000.0 {
+        format!("{:>7.2} M/s", per_second / 1e6)
+    } else {
+        format!("{:>7.1} k/s", per_second / 1e3)
+    };
+    outln!("  {what:<36} {items:>10} items  {seconds:>8.3} s  {rate}")
 }

@@ -54,6 +54,9 @@ enum Command {
     /// Build a tree of generated keys, query it, and print what it did and how long it took.
     #[command(after_help = "Example: artdb demo --keys 1000000")]
     Demo(demo::Args),
+    /// The demo's child process (commits until killed); not for direct use.
+    #[command(hide = true)]
+    DemoChild(demo::ChildArgs),
     /// Build, query, merge and check bitable files (immutable sorted tables).
     #[command(
         after_help = "Example: artdb bitable build t.bt --from pairs.tsv && artdb bitable get t.bt somekey"
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::DemoChild(args) => demo::child(args),
         Command::Bitable(command) => bitable::run(command),
         Command::Create(args) => create::run(args),
         Command::Stats(args) => stats::run(args),
