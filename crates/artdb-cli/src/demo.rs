@@ -553,12 +553,12 @@ fn kill_child_and_recover(path: &Path) -> Result<Db, Box<dyn std::error::Error>>
         .stdout
         .take()
         .ok_or("the child's output is not piped")?;
-    let mut lines = std::io::BufReader::new(stdout).lines();
+    let lines = std::io::BufReader::new(stdout).lines();
     let mut acknowledged = 0u64;
     let mut first_commit: Option<Instant> = None;
     let mut killed_at = None;
     // Reads until the kill, then drains what the child printed before it died.
-    while let Some(line) = lines.next() {
+    for line in lines {
         let line = line?;
         let number: u64 = line
             .trim()
@@ -592,8 +592,7 @@ fn kill_child_and_recover(path: &Path) -> Result<Db, Box<dyn std::error::Error>>
     let read = db.read();
     let journal = read.table(JOURNAL)?;
     let recovered = journal.len();
-    let mut expected = 1u64;
-    for pair in journal.iter() {
+    for (expected, pair) in (1u64..).zip(journal.iter()) {
         let (key, _) = pair?;
         let number = u64::from_be_bytes(
             key.as_slice()
@@ -603,7 +602,6 @@ fn kill_child_and_recover(path: &Path) -> Result<Db, Box<dyn std::error::Error>>
         if number != expected {
             return Err(format!("commit {expected} is missing after recovery").into());
         }
-        expected += 1;
     }
     if recovered < acknowledged || recovered > acknowledged + 1 {
         return Err(format!(
