@@ -32,7 +32,7 @@ impl std::error::Error for Exit {}
 
 /// Exit code 3: the key was not found.
 pub const EXIT_NOT_FOUND: u8 = 3;
-/// Exit code 4: corruption.
+/// Exit code 4: corruption, or a file that is no artdb database.
 pub const EXIT_CORRUPT: u8 = 4;
 
 /// The exit code for an error returned by a subcommand.
@@ -40,7 +40,9 @@ pub fn exit_code(error: &(dyn std::error::Error + 'static)) -> u8 {
     if let Some(exit) = error.downcast_ref::<Exit>() {
         return exit.code;
     }
-    if let Some(artdb::Error::Corruption { .. }) = error.downcast_ref::<artdb::Error>() {
+    if let Some(artdb::Error::Corruption { .. } | artdb::Error::NotADatabase { .. }) =
+        error.downcast_ref::<artdb::Error>()
+    {
         return EXIT_CORRUPT;
     }
     1

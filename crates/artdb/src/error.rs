@@ -85,6 +85,22 @@ pub enum Error {
         /// What was wrong.
         kind: CorruptionKind,
     },
+    /// The database file could not be opened (or created) at `path`.
+    Open {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Whether it was opened for reading only.
+        read_only: bool,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The file is not an artdb database: empty, another format, or text.
+    NotADatabase {
+        /// The file, when opened by path.
+        path: Option<std::path::PathBuf>,
+        /// What it looks like instead ("empty", "an artdb bitable file", ...).
+        found: &'static str,
+    },
     /// Another handle (in this or another process) holds the database file's lock.
     Locked {
         /// The file.
@@ -203,9 +219,50 @@ impl fmt::Display for Error {
                 "the database file is corrupt at byte {at} ({kind}); restore it from a backup \
                  (`artdb verify FILE` lists what is wrong)"
             ),
+            Error::Open {
+                path,
+                read_only,
+                source,
+            } => {
+                let path = path.display();
+                match (source.kind(), source.raw_os_error()) {
+                    (std::io::ErrorKind::NotFound, _) => write!(
+                        f,
+                        "{path} does not exist; check the path (a new database is made by create)"
+                    ),
+                    (_, Some(libc::EISDIR)) => write!(
+                        f,
+                        "{path} is a directory, not a database file; give the path of the file"
+                    ),
+                    (std::io::ErrorKind::PermissionDenied, _) if *read_only => write!(
+                        f,
+                        "permission denied reading {path}; check the permissions of the file \
+                         and its directories"
+                    ),
+                    (std::io::ErrorKind::PermissionDenied, _) => write!(
+                        f,
+                        "permission denied opening {path} for writing; check its permissions \
+                         and owner, or open it read-only to only read it"
+                    ),
+                    _ => write!(f, "cannot open {path}: {source}"),
+                }
+            }
+            Error::NotADatabase { path, found } => {
+                match path {
+                    Some(path) => write!(f, "{} is not an artdb database: ", path.display())?,
+                    None => write!(f, "the file is not an artdb database: ")?,
+                }
+                write!(f, "it is {found}")?;
+                if *found == BITABLE {
+                    write!(f, "; use the bitable commands (`artdb bitable ...`) on it")
+                } else {
+                    write!(f, "; check the path")
+                }
+            }
             Error::Locked { path } => write!(
                 f,
-                "{} is open in another process or handle; close that one first",
+                "{} is open in another process or handle; close that one first (a read-write \
+                 open excludes every other open; read-only opens exclude only read-write ones)",
                 path.display()
             ),
             Error::AlreadyExists { path } => write!(
@@ -315,13 +372,27 @@ impl fmt::Display for CorruptionKind {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
+            Error::Io { source, .. } | Error::Open { source, .. } => Some(source),
             _ => None,
         }
     }
 }
 
+/// What [`Error::NotADatabase`] says of a bitable file.
+pub(crate) const BITABLE: &str = "an artdb bitable file, not a database";
+
 impl Error {
+    /// Names `path` in an error that could not know it.
+    pub(crate) fn at_path(self, path: &std::path::Path) -> Error {
+        match self {
+            Error::NotADatabase { path: None, found } => Error::NotADatabase {
+                path: Some(path.to_path_buf()),
+                found,
+            },
+            other => other,
+        }
+    }
+
     /// Shorthand for a corruption error.
     pub(crate) fn corruption(at: u64, kind: CorruptionKind) -> Error {
         Error::Corruption { at, kind }

@@ -72,7 +72,7 @@ fn probe(image: &[u8], fixture: &Fixture, context: &str) -> Outcome {
     let result = std::panic::catch_unwind(|| {
         let (_, db) = match open_image(image) {
             Ok(opened) => opened,
-            Err(Error::Corruption { .. }) => return Outcome::Corrupt,
+            Err(Error::Corruption { .. } | Error::NotADatabase { .. }) => return Outcome::Corrupt,
             Err(other) => panic!("{context}: open gave a non-corruption error: {other}"),
         };
         let report = db
@@ -290,7 +290,7 @@ fn truncation_at_every_page_boundary_or_a_flip_in_any_page_is_never_a_clean_olde
                     Err(other) => panic!("{context}: salvage read: {other}"),
                 }
             }
-            Err(Error::Corruption { .. }) => {}
+            Err(Error::Corruption { .. } | Error::NotADatabase { .. }) => {}
             Err(other) => panic!("{context}: salvage open: {other}"),
         }
     }

@@ -64,6 +64,12 @@ pub struct Options {
     /// A checkpoint runs after a commit that leaves more than this many bytes of records in
     /// the log. Default: 16 MiB.
     pub checkpoint_threshold_bytes: u64,
+    /// Open for reading only: writes, checkpoints and bulk loads are [`Error::ReadOnly`]. The
+    /// file is opened read-only (so a file without write permission opens) with a *shared*
+    /// lock: any number of read-only opens coexist, but none runs beside a read-write open (in
+    /// any process): each excludes the other with [`Error::Locked`], because a writer's
+    /// checkpoints reuse pages and shrink the file under a reader it cannot see. Default: false.
+    pub read_only: bool,
 }
 
 /// Default of [`Options::checkpoint_threshold_bytes`].
@@ -76,6 +82,7 @@ impl Default for Options {
             salvage_previous_checkpoint: false,
             durability: Durability::Sync,
             checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
+            read_only: false,
         }
     }
 }
@@ -297,19 +304,52 @@ impl Db {
     /// Creates a new database file at `path` (an error if it exists) and opens it.
     /// Its write-ahead log is `<path>.wal` ([`log_path`]; a stale one there is overwritten).
     pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let storage = FileStorage::create(path.as_ref())?;
-        let log = FileStorage::open_or_create(&log_path(path.as_ref()))?;
-        Db::create_in_with_log(Arc::new(storage), Arc::new(log), options)
+        let path = path.as_ref();
+        let log = FileStorage::open_or_create(&log_path(path))?;
+        let storage = Arc::new(FileStorage::create_temporary(path)?);
+        // Formatted and synced under a temporary name, then linked into place and the
+        // directory synced: a crash inside create never leaves a half-made database under its
+        // name (io/file.rs).
+        let db = Db::create_in_with_log(
+            Arc::clone(&storage) as Arc<dyn Storage>,
+            Arc::new(log),
+            options,
+        )?;
+        storage.persist()?;
+        Ok(db)
     }
 
-    /// Opens the database file at `path`. Another open handle on it, in this process or
-    /// another, makes this fail with [`Error::Locked`].
+    /// Opens the database file at `path`. Another read-write open handle on it, in this process
+    /// or another, makes this fail with [`Error::Locked`]; so does any other handle when this one
+    /// is read-write (see [`Options::read_only`]).
     /// Replays its write-ahead log `<path>.wal` (created if absent) from the LSN the last
-    /// checkpoint covers, then checkpoints what it replayed.
+    /// checkpoint covers, then checkpoints what it replayed. A read-only open replays the log
+    /// into memory only (from a copy; neither file is written).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let storage = FileStorage::open(path.as_ref())?;
-        let log = FileStorage::open_or_create(&log_path(path.as_ref()))?;
+        let path = path.as_ref();
+        if options.read_only || options.salvage_previous_checkpoint {
+            let storage = FileStorage::open_read_only(path)?;
+            let log_file = log_path(path);
+            let log: Arc<dyn Storage> = if FileStorage::exists(&log_file) {
+                let file = FileStorage::open_read_only(&log_file)?;
+                let len = file.len().map_err(Error::io("read the log length"))?;
+                let mut bytes = vec![0u8; len as usize];
+                file.read_at(0, &mut bytes)
+                    .map_err(Error::io("read the log"))?;
+                Arc::new(
+                    MemoryStorage::from_image(&bytes)
+                        .map_err(Error::io("copy the log into memory"))?,
+                )
+            } else {
+                memory_log()?
+            };
+            return Db::open_in_with_log(Arc::new(storage), log, options)
+                .map_err(|error| error.at_path(path));
+        }
+        let storage = FileStorage::open(path)?;
+        let log = FileStorage::open_or_create(&log_path(path))?;
         Db::open_in_with_log(Arc::new(storage), Arc::new(log), options)
+            .map_err(|error| error.at_path(path))
     }
 
     /// Creates a database in an empty `storage` with its log in memory: commits are durable
@@ -345,7 +385,7 @@ impl Db {
         options: Options,
     ) -> Result<Db> {
         let mode = OpenMode {
-            read_only: false,
+            read_only: options.read_only,
             salvage_previous_checkpoint: options.salvage_previous_checkpoint,
         };
         let (store, catalog_bytes) = Store::open(storage, mode)?;
@@ -364,7 +404,7 @@ impl Db {
         }
         let covered_lsn = store.durable().wal_position;
         let file_id = store.durable().file_id;
-        let (wal, recovery) = if store.is_read_only() {
+        let (wal, recovery) = if options.salvage_previous_checkpoint {
             // Salvage opens an older checkpoint read-only: the log (which follows the newest)
             // does not apply to it and nothing may be written, so it is left alone.
             let wal = Wal::create(memory_log()?, file_id, covered_lsn + 1)?;

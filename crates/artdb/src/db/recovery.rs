@@ -44,6 +44,11 @@ impl Db {
                     seq: state.history.seq(),
                 });
                 state.committed = state.view_with(&names, epoch);
+                if state.store.is_read_only() {
+                    // Read-only: the replayed commits stay in memory (nothing may be written).
+                    self.shared.publish(&mut state, &names);
+                    return Ok(());
+                }
                 if checkpoint_now {
                     return state.checkpoint(&self.shared, false).map(drop);
                 }

@@ -1,10 +1,20 @@
-//! FileStorage: the database file on disk, exclusively locked while open.
+//! FileStorage: the database file on disk, locked while open.
 //!
-//! The lock is `flock(LOCK_EX | LOCK_NB)` on the open file description: it conflicts with any
-//! other open of the same file, in this process or another, and the kernel releases it when the
-//! descriptor closes (also when the process dies), so a crash never leaves a stale lock.
-//! `flock` rather than `fcntl` record locks because fcntl locks belong to the process: a second
-//! open in the same process would silently succeed and the first close would drop both.
+//! The lock is `flock` on the open file description, taken without waiting: exclusive
+//! (`LOCK_EX`) for a read-write open, shared (`LOCK_SH`) for a read-only one. So any number of
+//! read-only opens coexist, and a read-write open excludes every other open, read-only or not, in
+//! this process or another (`Error::Locked`). That a read-only process cannot run beside a
+//! writer is a design choice: a writer's checkpoints reuse pages and shrink the file, and a
+//! reader in another process holds no pin the writer could see, so its map could change or
+//! vanish under it. The kernel releases the lock when the descriptor closes (also when the
+//! process dies), so a crash never leaves a stale lock. `flock` rather than `fcntl` record locks
+//! because fcntl locks belong to the process: a second open in the same process would silently
+//! succeed and the first close would drop both.
+//!
+//! Create (docs/recovery.md#create): the caller formats the database in a file under a temporary
+//! name beside the final one ([`FileStorage::create_temporary`]), syncs it, and then
+//! [`FileStorage::persist`] renames it into place and syncs the directory. So no half-created
+//! database ever exists under its name.
 //!
 //! Durability: `sync` is `fdatasync`, which also persists the file length when it changed.
 //! Maps are `MAP_SHARED` read-only (memmap2), so they see every later `pwrite` (Linux's unified
@@ -23,39 +33,109 @@ use std::sync::Arc;
 pub struct FileStorage {
     file: File,
     path: PathBuf,
+    /// While created: the temporary name the file has until [`FileStorage::persist`].
+    temporary: parking_lot::Mutex<Option<PathBuf>>,
+}
+
+fn open_error(path: &Path, read_only: bool) -> impl FnOnce(io::Error) -> Error + '_ {
+    move |source| Error::Open {
+        path: path.to_path_buf(),
+        read_only,
+        source,
+    }
 }
 
 impl FileStorage {
-    /// Creates a new file at `path` (an error if it exists) and locks it.
-    pub fn create(path: &Path) -> Result<FileStorage> {
+    /// Creates a new database file that will be named `path` (an error if `path` exists): the
+    /// file is made under a temporary name in the same directory, locked exclusively; call
+    /// [`FileStorage::persist`] once its contents are synced.
+    pub fn create_temporary(path: &Path) -> Result<FileStorage> {
+        if path.symlink_metadata().is_ok() {
+            return Err(Error::AlreadyExists {
+                path: path.to_path_buf(),
+            });
+        }
+        let name = path.file_name().ok_or_else(|| Error::Open {
+            path: path.to_path_buf(),
+            read_only: false,
+            source: io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"),
+        })?;
+        let mut temporary_name = std::ffi::OsString::from(".");
+        temporary_name.push(name);
+        temporary_name.push(format!(".{}.creating", std::process::id()));
+        let temporary = path.with_file_name(temporary_name);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
-            .open(path)
+            .open(&temporary)
             .map_err(|source| {
                 if source.kind() == io::ErrorKind::AlreadyExists {
-                    Error::AlreadyExists {
-                        path: path.to_path_buf(),
-                    }
-                } else {
-                    Error::Io {
-                        op: "create the database file",
-                        source,
-                    }
+                    // A leftover of a process with our id that died while creating: nothing
+                    // ever had it open under the database's name.
+                    let _ = std::fs::remove_file(&temporary);
+                }
+                Error::Open {
+                    path: path.to_path_buf(),
+                    read_only: false,
+                    source,
                 }
             })?;
-        FileStorage::lock(file, path)
+        let storage = FileStorage::lock(file, path, false)?;
+        *storage.temporary.lock() = Some(temporary);
+        Ok(storage)
     }
 
-    /// Opens an existing file at `path` for reading and writing and locks it.
+    /// Gives a file made by [`FileStorage::create_temporary`] its final name (an error if that
+    /// exists by now) and syncs the directory, so the name survives power loss. Call only after
+    /// the file's contents are synced.
+    pub fn persist(&self) -> Result<()> {
+        let Some(temporary) = self.temporary.lock().take() else {
+            return Ok(());
+        };
+        // A hard link fails if the target exists (no silent overwrite of a file that appeared
+        // meanwhile); then the temporary name goes. Where hard links are not supported, a
+        // rename after a check (a narrow race with another creator of the same name).
+        let mut linked = std::fs::hard_link(&temporary, &self.path);
+        if let Err(error) = &linked {
+            if error.kind() != io::ErrorKind::AlreadyExists && self.path.symlink_metadata().is_err()
+            {
+                linked = std::fs::rename(&temporary, &self.path);
+            }
+        }
+        if let Err(source) = linked {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(if source.kind() == io::ErrorKind::AlreadyExists {
+                Error::AlreadyExists {
+                    path: self.path.clone(),
+                }
+            } else {
+                Error::Io {
+                    op: "name the new database file",
+                    source,
+                }
+            });
+        }
+        if temporary.symlink_metadata().is_ok() {
+            std::fs::remove_file(&temporary).map_err(Error::io("remove the temporary name"))?;
+        }
+        let directory = match self.path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        File::open(directory)
+            .and_then(|directory| directory.sync_all())
+            .map_err(Error::io("sync the directory of the new database file"))
+    }
+
+    /// Opens an existing file at `path` for reading and writing and locks it exclusively.
     pub fn open(path: &Path) -> Result<FileStorage> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
-            .map_err(Error::io("open the database file"))?;
-        FileStorage::lock(file, path)
+            .map_err(open_error(path, false))?;
+        FileStorage::lock(file, path, false)
     }
 
     /// Opens the file at `path` for reading and writing, creating it if absent, and locks it
@@ -67,8 +147,8 @@ impl FileStorage {
             .create(true)
             .truncate(false)
             .open(path)
-            .map_err(Error::io("open the log file"))?;
-        FileStorage::lock(file, path)
+            .map_err(open_error(path, false))?;
+        FileStorage::lock(file, path, false)
     }
 
     /// Whether a file exists at `path` (the log of a database created before it had one).
@@ -76,9 +156,28 @@ impl FileStorage {
         path.exists()
     }
 
-    fn lock(file: File, path: &Path) -> Result<FileStorage> {
+    /// Opens an existing file at `path` for reading only, with a shared lock (see the module
+    /// docs): coexists with other read-only opens, excludes a read-write one.
+    pub fn open_read_only(path: &Path) -> Result<FileStorage> {
+        let file = OpenOptions::new()
+            .read(true)
+            .open(path)
+            .map_err(open_error(path, true))?;
+        FileStorage::lock(file, path, true)
+    }
+
+    fn lock(file: File, path: &Path, shared: bool) -> Result<FileStorage> {
+        let metadata = file.metadata().map_err(open_error(path, shared))?;
+        if metadata.is_dir() {
+            return Err(Error::Open {
+                path: path.to_path_buf(),
+                read_only: shared,
+                source: io::Error::from_raw_os_error(libc::EISDIR),
+            });
+        }
+        let operation = if shared { libc::LOCK_SH } else { libc::LOCK_EX };
         // SAFETY: flock on a descriptor we own; no memory is passed.
-        let status = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        let status = unsafe { libc::flock(file.as_raw_fd(), operation | libc::LOCK_NB) };
         if status != 0 {
             let source = io::Error::last_os_error();
             return Err(match source.raw_os_error() {
@@ -94,12 +193,22 @@ impl FileStorage {
         Ok(FileStorage {
             file,
             path: path.to_path_buf(),
+            temporary: parking_lot::Mutex::new(None),
         })
     }
 
-    /// The path this storage was opened at.
+    /// The path this storage was opened at (its final name while it is being created).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for FileStorage {
+    fn drop(&mut self) {
+        // A create that failed before `persist`: its file never had the database's name.
+        if let Some(temporary) = self.temporary.get_mut().take() {
+            let _ = std::fs::remove_file(temporary);
+        }
     }
 }
 
@@ -164,13 +273,18 @@ mod tests {
     fn second_open_is_locked_and_lock_is_released_on_drop() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let first = FileStorage::create(&path).unwrap();
+        let first = FileStorage::create_temporary(&path).unwrap();
+        first.persist().unwrap();
         assert!(matches!(
             FileStorage::open(&path),
             Err(Error::Locked { .. })
         ));
         assert!(matches!(
-            FileStorage::create(&path),
+            FileStorage::open_read_only(&path),
+            Err(Error::Locked { .. })
+        ));
+        assert!(matches!(
+            FileStorage::create_temporary(&path),
             Err(Error::AlreadyExists { .. })
         ));
         first.write_at(0, b"abc").unwrap();
@@ -179,7 +293,21 @@ mod tests {
         assert_eq!(map.bytes(0, 3).unwrap(), b"aXc");
         drop(map);
         drop(first);
-        let second = FileStorage::open(&path).unwrap();
+        let second = FileStorage::open_read_only(&path).unwrap();
+        let third = FileStorage::open_read_only(&path).unwrap();
         assert_eq!(second.len().unwrap(), 3);
+        assert!(third.write_at(0, b"x").is_err(), "opened for reading only");
+        assert!(matches!(
+            FileStorage::open(&path),
+            Err(Error::Locked { .. })
+        ));
+        drop((second, third));
+        let fourth = FileStorage::open(&path).unwrap();
+        assert_eq!(fourth.len().unwrap(), 3);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 }

@@ -279,13 +279,17 @@ impl Store {
     /// the store and the catalog blob's bytes.
     pub fn open(storage: Arc<dyn Storage>, mode: OpenMode) -> Result<(Store, Vec<u8>)> {
         let file_len = storage.len().map_err(Error::io("read the file length"))?;
+        let mut header_bytes = [0u8; HEADER_LEN];
+        let head_len = file_len.min(HEADER_LEN as u64) as usize;
+        storage
+            .read_at(0, &mut header_bytes[..head_len])
+            .map_err(Error::io("read the header"))?;
+        if let Some(found) = not_a_database(&header_bytes[..head_len]) {
+            return Err(Error::NotADatabase { path: None, found });
+        }
         if file_len < DATA_OFFSET {
             return Err(Error::corruption(file_len, CorruptionKind::FileTooShort));
         }
-        let mut header_bytes = [0u8; HEADER_LEN];
-        storage
-            .read_at(0, &mut header_bytes)
-            .map_err(Error::io("read the header"))?;
         let header = Header::decode(&header_bytes)?;
         let salvage = mode.salvage_previous_checkpoint;
         let durable = open_superblocks(&*storage, header.file_id, file_len, salvage)?;
@@ -628,6 +632,31 @@ impl Store {
         }
         Ok(problems)
     }
+}
+
+/// What the first bytes of a file that is no artdb database look like (`None`: they start like
+/// one, so any further problem is damage).
+fn not_a_database(head: &[u8]) -> Option<&'static str> {
+    const BITABLE_MAGIC: &[u8] = b"artdbBT\0";
+    if head.is_empty() {
+        return Some("empty");
+    }
+    let magic = &format::HEADER_MAGIC[..head.len().min(format::HEADER_MAGIC.len())];
+    if head.starts_with(magic) {
+        return None;
+    }
+    if head.starts_with(BITABLE_MAGIC) {
+        return Some(crate::error::BITABLE);
+    }
+    let text = head
+        .iter()
+        .all(|&byte| byte.is_ascii_graphic() || byte.is_ascii_whitespace() || byte >= 0x80);
+    // Valid UTF-8 but perhaps for a character cut at the end of the sample.
+    let utf8 = std::str::from_utf8(head).map_or_else(|error| error.error_len().is_none(), |_| true);
+    if text && utf8 {
+        return Some("text");
+    }
+    Some("in another format (its first bytes are not artdb's)")
 }
 
 /// Allocates the space blob's pages; the blob describes its own pages, so its size is computed
