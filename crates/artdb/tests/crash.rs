@@ -108,7 +108,9 @@ fn check_crash(plan: &Plan, index: usize, final_sync: bool, sync: u64, mode: Cra
                 .unwrap_or_else(|e| panic!("{context}: verify: {e}"));
             assert!(report.is_ok(), "{context}: {:?}", report.problems);
         }
-        Err(Error::Corruption { .. }) if index == 0 && !(final_sync && mode == CrashMode::Keep) => {
+        Err(Error::Corruption { .. } | Error::NotADatabase { .. })
+            if index == 0 && !(final_sync && mode == CrashMode::Keep) =>
+        {
             // The crash hit `create` itself before its superblock was durable: no database.
         }
         Err(error) => panic!("{context}: open failed: {error}"),
