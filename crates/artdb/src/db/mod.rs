@@ -305,6 +305,12 @@ impl Db {
     /// Its write-ahead log is `<path>.wal` ([`log_path`]; a stale one there is overwritten).
     pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
+        if FileStorage::exists(path) {
+            // Before touching the log: it may belong to that database (and be locked by it).
+            return Err(Error::AlreadyExists {
+                path: path.to_path_buf(),
+            });
+        }
         let log = FileStorage::open_or_create(&log_path(path))?;
         let storage = Arc::new(FileStorage::create_temporary(path)?);
         // Formatted and synced under a temporary name, then linked into place and the
