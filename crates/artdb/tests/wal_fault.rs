@@ -115,7 +115,9 @@ fn every_failed_log_call_is_typed_poisons_and_reopens_to_acknowledged_commits() 
             let db = match reopened {
                 Ok(db) => db,
                 // The failure hit create before its first superblock.
-                Err(Error::Corruption { .. }) if acked.is_empty() => continue,
+                Err(Error::Corruption { .. } | Error::NotADatabase { .. }) if acked.is_empty() => {
+                    continue
+                }
                 Err(error) => panic!("{context}: reopen: {error}"),
             };
             let state = dump(&db).unwrap();
