@@ -121,7 +121,7 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
         .into());
     }
     let started = std::time::Instant::now();
-    let source = Db::open(&args.file, options_no_checkpoint_on_drop())?;
+    let source = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let temp = temp_path(&args.dest)?;
     remove_stale_temps(&temp);
     let _ = std::fs::remove_file(&temp);

@@ -58,6 +58,17 @@ pub fn options_no_checkpoint_on_drop() -> artdb::Options {
     }
 }
 
+/// Options of the commands that only read (`get`, `scan`, `count`, `stats`, `verify`, `dump`,
+/// `export`, `backup`'s source): a read-only open with a shared lock, so several of them run at
+/// once and a read-only file can be read. A read-write open elsewhere excludes them (and they
+/// exclude it) with a clear "locked" error: see docs/recovery.md#locking.
+pub fn options_read_only() -> artdb::Options {
+    artdb::Options {
+        read_only: true,
+        ..options_no_checkpoint_on_drop()
+    }
+}
+
 /// Whether `error` is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);

@@ -4,7 +4,7 @@
 //!
 //! Reads one snapshot: the dump is one committed state even while another thread writes.
 
-use crate::dbcommon::{options_no_checkpoint_on_drop, Exit, TABLE_DEFAULT};
+use crate::dbcommon::{Exit, TABLE_DEFAULT};
 use crate::dumpfmt::{self, Format};
 use artdb::Db;
 use std::io::Write;
@@ -26,7 +26,7 @@ pub struct Args {
 
 /// Runs `artdb dump`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Db::open(&args.file, options_no_checkpoint_on_drop())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let read = db.read();
     let mut names = read.table_names();
     if let Some(table) = &args.table {

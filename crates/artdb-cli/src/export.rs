@@ -9,7 +9,6 @@
 //! hold raw bytes.
 
 use crate::bitable::open_table;
-use crate::dbcommon::options_no_checkpoint_on_drop;
 use crate::fill::Target;
 use crate::outln;
 use artdb::Db;
@@ -58,7 +57,7 @@ pub fn export(args: ExportArgs) -> Result<(), BoxError> {
         .into());
     }
     let started = std::time::Instant::now();
-    let db = Db::open(&args.file, options_no_checkpoint_on_drop())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let read = db.read();
     let table = read.table(&args.table)?;
     let bar = crate::progress::items(table.len(), "pairs");

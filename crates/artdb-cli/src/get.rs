@@ -23,7 +23,7 @@ pub struct Args {
 /// Runs `artdb get`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let key = parse_bytes(&args.key)?;
-    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let read = db.read();
     let value = read.get(&args.table, &key)?;
     if args.json {

@@ -42,7 +42,7 @@ pub fn run(args: Args, count: bool) -> Result<(), Box<dyn std::error::Error>> {
         .map(parse_bytes)
         .transpose()?
         .unwrap_or_default();
-    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let read = db.read();
     let table = read.table(&args.table)?;
     let lower = match &from {

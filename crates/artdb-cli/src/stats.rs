@@ -27,7 +27,7 @@ pub struct Args {
 
 /// Runs `artdb stats`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = match Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop()) {
+    let db = match Db::open(&args.file, crate::dbcommon::options_read_only()) {
         Ok(db) => db,
         Err(error @ artdb::Error::Corruption { .. }) if args.json => {
             // Damage found at open (the file or its write-ahead log): no figures, as below.

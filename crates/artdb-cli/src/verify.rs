@@ -19,7 +19,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // Open scans the write-ahead log: every record's checksum, LSN and payload (a damaged one
     // that valid records follow fails the open with a corruption error, exit code 4).
-    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
+    let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let log = db.stats()?.log;
     let bar = crate::progress::spinner("verifying every page and tree");
     let report = db.verify()?;
@@ -33,11 +33,15 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "log_records": log.records,
             "log_last_lsn": log.last_lsn,
             "problems": problems,
+            "notes": report.notes,
         });
         outln!("{json}")?;
     } else {
         for problem in &problems {
             outln!("problem: {problem}")?;
+        }
+        for note in &report.notes {
+            outln!("note: {note}")?;
         }
         outln!(
             "{}: {} tables, {} keys, {} log records (last LSN {}), {} problems",

@@ -265,11 +265,19 @@ impl Wal {
     /// acknowledged: corruption. Otherwise it is a torn tail (its group was never acknowledged).
     fn check_torn(&self, bytes: &[u8], position: usize) -> Result<()> {
         let expected = self.next_lsn;
+        // Records of this cycle that can still follow: at most one per header length. The
+        // bytes after a torn tail are mostly the previous cycle's records and zeros, and a
+        // candidate costs a checksum over its payload, so only headers whose LSNs could be this
+        // cycle's are checked (a candidate's own LSN is always above the LSN it says was
+        // synced). Without this bound, old bytes that happen to look like headers made the
+        // scan checksum up to the rest of the file per candidate: minutes on a recycled log.
+        let records_max = ((bytes.len() - position) / LOG_RECORD_HEADER_LEN) as u64;
+        let lsn_max = expected.saturating_add(records_max);
         let mut candidate = position + LOG_RECORD_ALIGN as usize;
         while candidate + LOG_RECORD_HEADER_LEN <= bytes.len() {
             let lsn = format::get_u64(bytes, candidate + format::LR_LSN_AT);
             let synced_lsn = format::get_u64(bytes, candidate + format::LR_SYNCED_LSN_AT);
-            if lsn > expected && synced_lsn >= expected {
+            if lsn > expected && lsn <= lsn_max && synced_lsn >= expected && synced_lsn < lsn {
                 if let Parsed::Record { .. } = self.parse_at(bytes, candidate, lsn) {
                     return Err(log_corruption(
                         LOG_DATA_START + position as u64,
