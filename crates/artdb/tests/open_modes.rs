@@ -6,6 +6,20 @@ use artdb::{Db, Error, Options};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Mutex;
+
+/// The tests of this file run one at a time. One of them spawns child processes, and a child
+/// forked while another test holds a database's file briefly inherits its descriptor, and so its
+/// lock, until the child's exec closes it: a lock test beside it could then see `Locked` (seen
+/// once in CI as "empty: ... is open in another process"). Serializing them removes the race
+/// from the tests; a real program that forks while it opens a database can see it too.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn read_only() -> Options {
     Options {
@@ -30,6 +44,7 @@ fn make(path: &Path) {
 // excludes them (and they it), and every write is `Error::ReadOnly`.
 #[test]
 fn read_only_opens_share_the_file_exclude_a_writer_and_refuse_writes() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     make(&path);
@@ -104,6 +119,7 @@ fn create_child() {
 // databases in a loop at random moments: every file under a database's name opens.
 #[test]
 fn a_create_killed_at_any_moment_leaves_no_half_made_database_under_its_name() {
+    let _serial = serial();
     use rand::{Rng, SeedableRng};
     let seed = artdb_testkit::seed();
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -149,6 +165,7 @@ fn a_create_killed_at_any_moment_leaves_no_half_made_database_under_its_name() {
 // cause.
 #[test]
 fn open_messages_name_the_path_and_fit_the_cause() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let message = |path: &Path, options: Options| -> String {
         match Db::open(path, options) {
@@ -227,6 +244,7 @@ fn open_messages_name_the_path_and_fit_the_cause() {
 /// and writes neither the database file nor the log.
 #[test]
 fn read_only_open_replays_the_log_in_memory_and_writes_nothing() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     make(&path);
