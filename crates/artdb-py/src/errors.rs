@@ -74,7 +74,11 @@ pub(crate) fn from_engine(py: Python<'_>, error: artdb::Error) -> PyErr {
     let message = error.to_string();
     let name = match &error {
         E::Io { source, .. } => return io_error(py, source.raw_os_error(), message),
-        E::Corruption { .. } => "CorruptionError",
+        // An open that failed (not found, a directory, permission): an OSError with its errno.
+        E::Open { source, .. } => return io_error(py, source.raw_os_error(), message),
+        // A file of another kind is not damage, but to a caller it is the same refusal: the
+        // file cannot be read as a database.
+        E::Corruption { .. } | E::NotADatabase { .. } => "CorruptionError",
         E::Locked { .. } => "LockedError",
         E::AlreadyExists { .. } => "AlreadyExistsError",
         E::KeyTooLarge { .. } => "KeyTooLargeError",
