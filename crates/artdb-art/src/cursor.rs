@@ -127,8 +127,27 @@ impl<'a> Cursor<'a> {
         self.step_backward()
     }
 
-    /// Moves to the smallest key `>= target`; `false` if there is none.
+    /// Moves to the smallest key `>= target`; `false` if there is none. A target longer than
+    /// any key can be (a range bound) is legal: it is compared, never stored.
     pub fn seek(&mut self, target: &[u8]) -> Result<bool, Error> {
+        if target.len() <= crate::KEY_LEN_MAX {
+            return self.seek_within_limit(target);
+        }
+        // No key equals `target`; a key equal to its first KEY_LEN_MAX bytes is a proper
+        // prefix of it, so smaller; any key above that prefix differs from it at some byte
+        // before the limit, so it is above `target` too.
+        let prefix = &target[..crate::KEY_LEN_MAX];
+        if !self.seek_within_limit(prefix)? {
+            return Ok(false);
+        }
+        if self.key == prefix {
+            return self.next();
+        }
+        Ok(true)
+    }
+
+    /// [`Cursor::seek`] for a target within the key limit.
+    fn seek_within_limit(&mut self, target: &[u8]) -> Result<bool, Error> {
         check_key(target)?;
         self.reset();
         let mut slot = self.view.root;
