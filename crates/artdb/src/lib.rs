@@ -20,6 +20,7 @@
 //! Databases made with [`Db::create_in`] / [`Db::open_in`] keep their log in memory: their
 //! commits are durable only at a checkpoint (the `_with_log` variants take a log storage).
 
+mod bytes;
 pub mod db;
 mod error;
 pub mod io;
