@@ -10,12 +10,12 @@
 use crate::buffer::{bytes_of, type_name};
 use crate::errors::{self, EngineResult};
 use crate::iter::{Bounds, Mode, Origin, PairIter};
+use crate::table::range_bounds;
 use artdb_bitable::{Builder, Durability};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use std::ops::Bound as KeyBound;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -206,24 +206,8 @@ impl BitableTable {
         inclusive_end: bool,
         reverse: bool,
     ) -> PyResult<PairIter> {
-        let start = match start {
-            Some(start) if !start.is_none() => {
-                KeyBound::Included(bytes_of(start, "start key")?.into_owned())
-            }
-            _ => KeyBound::Unbounded,
-        };
-        let end = match end {
-            Some(end) if !end.is_none() => {
-                let end = bytes_of(end, "end key")?.into_owned();
-                if inclusive_end {
-                    KeyBound::Included(end)
-                } else {
-                    KeyBound::Excluded(end)
-                }
-            }
-            _ => KeyBound::Unbounded,
-        };
-        self.scan(py, Bounds { start, end }, reverse, Mode::Items)
+        let bounds = range_bounds(start, end, inclusive_end)?;
+        self.scan(py, bounds, reverse, Mode::Items)
     }
 
     /// `(key, value)` pairs whose keys start with `prefix`.

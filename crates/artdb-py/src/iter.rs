@@ -305,6 +305,24 @@ fn owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
     }
 }
 
+/// Whether `key` is at or after the start bound (a reverse walk stops at the first that is not).
+fn above_start(key: &[u8], start: Bound<&[u8]>) -> bool {
+    match start {
+        Bound::Included(bound) => key >= bound,
+        Bound::Excluded(bound) => key > bound,
+        Bound::Unbounded => true,
+    }
+}
+
+/// Whether `key` is at or before the end bound (a forward walk stops at the first that is not).
+fn below_end(key: &[u8], end: Bound<&[u8]>) -> bool {
+    match end {
+        Bound::Included(bound) => key <= bound,
+        Bound::Excluded(bound) => key < bound,
+        Bound::Unbounded => true,
+    }
+}
+
 /// Up to `wanted` pairs of an engine table inside the bounds, from the start (or, `reverse`, the
 /// end), walked with a cursor (no allocation per pair).
 fn db_batch<'t>(
@@ -335,11 +353,7 @@ fn db_batch<'t>(
         }
         while cursor.is_valid() && batch.len() < wanted {
             let key = cursor.key();
-            let inside = match start {
-                Bound::Included(bound) => key >= bound,
-                Bound::Excluded(bound) => key > bound,
-                Bound::Unbounded => true,
-            };
+            let inside = above_start(key, start);
             if !inside {
                 break;
             }
@@ -362,11 +376,7 @@ fn db_batch<'t>(
         }
         while cursor.is_valid() && batch.len() < wanted {
             let key = cursor.key();
-            let inside = match end {
-                Bound::Included(bound) => key <= bound,
-                Bound::Excluded(bound) => key < bound,
-                Bound::Unbounded => true,
-            };
+            let inside = below_end(key, end);
             if !inside {
                 break;
             }
@@ -412,11 +422,7 @@ fn bitable_batch<'t>(
             return Ok(pairs);
         }
         while let Some((key, value)) = cursor.entry() {
-            let inside = match start {
-                Bound::Included(bound) => key >= bound,
-                Bound::Excluded(bound) => key > bound,
-                Bound::Unbounded => true,
-            };
+            let inside = above_start(key, start);
             if !inside || pairs.len() == wanted {
                 break;
             }
@@ -435,11 +441,7 @@ fn bitable_batch<'t>(
             return Ok(pairs);
         }
         while let Some((key, value)) = cursor.entry() {
-            let inside = match end {
-                Bound::Included(bound) => key <= bound,
-                Bound::Excluded(bound) => key < bound,
-                Bound::Unbounded => true,
-            };
+            let inside = below_end(key, end);
             if !inside || pairs.len() == wanted {
                 break;
             }

@@ -301,8 +301,8 @@ impl Table {
     }
 }
 
-/// The bounds of `range(start, end, inclusive_end)`.
-fn range_bounds(
+/// The bounds of `range(start, end, inclusive_end)` (tables and bitables alike).
+pub(crate) fn range_bounds(
     start: Option<&Bound<'_, PyAny>>,
     end: Option<&Bound<'_, PyAny>>,
     inclusive_end: bool,
