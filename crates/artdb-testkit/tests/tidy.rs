@@ -3,6 +3,8 @@
 //!
 //! - layering: each crate depends only on the artdb crates below it (DESIGN.md's layer diagram);
 //!   `artdb-bitable` and `artdb-key` depend on no other artdb crate;
+//! - the engine's module layers: `io`, `store`, `wal` and `txn` never name `db` (the public API
+//!   above them), nor the items the crate root re-exports from it;
 //! - the engine's I/O seam: inside `crates/artdb/src`, only the `io` module opens, syncs or maps
 //!   a file;
 //! - no `#[ignore]` without a reason string;
@@ -80,6 +82,61 @@ fn crates_depend_only_on_lower_layers() {
     assert!(
         problems.is_empty(),
         "layering violations:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The engine's modules below `db` (DESIGN.md: db over txn over wal and store over io).
+const ENGINE_LOWER_MODULES: &[&str] = &["io", "store", "wal", "txn"];
+
+/// Paths by which a lower module would name `db` (directly or through the crate root's
+/// re-exports of it).
+const NAMES_OF_DB: &[&str] = &[
+    "crate::db",
+    "super::db",
+    "crate::Db",
+    "crate::ReadTxn",
+    "crate::WriteTxn",
+    "crate::Options",
+    "crate::Table",
+    "crate::DbStats",
+];
+
+#[test]
+fn engine_modules_below_db_never_name_it() {
+    let engine = workspace_root().join("crates/artdb/src");
+    let mut problems = Vec::new();
+    for module in ENGINE_LOWER_MODULES {
+        let mut files = Vec::new();
+        rust_files(&engine.join(module), &mut files);
+        let single = engine.join(format!("{module}.rs"));
+        if single.exists() {
+            files.push(single);
+        }
+        for file in files {
+            let text = fs::read_to_string(&file).unwrap_or_default();
+            for (number, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for name in NAMES_OF_DB {
+                    let hit = code.match_indices(name).any(|(at, _)| {
+                        // A longer identifier (`crate::Dbx`) is another name.
+                        let next = code[at + name.len()..].chars().next();
+                        !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
+                    if hit {
+                        problems.push(format!(
+                            "{}:{}: names `{name}`, a higher layer",
+                            file.display(),
+                            number + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "engine layering violations:\n{}",
         problems.join("\n")
     );
 }

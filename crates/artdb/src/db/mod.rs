@@ -15,15 +15,15 @@
 //! Checkpoint (one place: [`WriterState::checkpoint`]): persist each changed table's heap nodes
 //! post-order through the store's page writer, commit the store (blobs, sync, superblock, sync),
 //! then switch each tree onto its persisted root and republish, advancing the epoch in the same
-//! step as the publish (see [`pins`] for why). A failure before the store commit leaves the trees
+//! step as the publish (see `txn/pins.rs` for why). A failure before the store commit leaves the trees
 //! as they were; an I/O failure poisons the store. A checkpoint first flushes the pipeline (every
 //! commit durable and published), and after its superblock is durable recycles the log.
 
 mod backup;
 mod catalog;
-pub(crate) mod pins;
 mod read;
 mod recovery;
+mod transact;
 mod write;
 
 pub use catalog::TABLE_NAME_LEN_MAX;
@@ -32,13 +32,13 @@ pub use write::WriteTxn;
 
 use crate::error::{from_tree, CorruptionKind, Error, Result};
 use crate::io::{FileStorage, MemoryStorage, Storage};
-use crate::store::{OpenMode, PageSource, Store, StoreStats, TreeSink, WriteCounts};
+use crate::store::{OpenMode, Store, StoreStats, TreeSink, WriteCounts};
 use crate::txn::pipeline::{Pipeline, WaitFor};
-use crate::txn::Durability;
+pub(crate) use crate::txn::{CheckpointStep, Published, Shared, TableState, WriterState};
+use crate::txn::{Durability, Pins};
 use crate::wal::Wal;
-use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
+use artdb_art::{ChildWord, NodeSource, Tree};
 use parking_lot::{Mutex, RwLock};
-use pins::Pins;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,87 +94,8 @@ pub fn log_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// One table in the writer's hands.
-pub(crate) struct TableState {
-    pub(crate) tree: Tree,
-    /// Changed since the last checkpoint.
-    pub(crate) dirty: bool,
-    /// Root and length as of the last checkpoint.
-    persisted_root: ChildWord,
-    persisted_len: u64,
-}
-
-impl TableState {
-    fn empty() -> TableState {
-        TableState {
-            tree: Tree::new(),
-            // Equal to its persisted root (empty); the commit marks it dirty if it got keys.
-            dirty: false,
-            persisted_root: ChildWord::EMPTY,
-            persisted_len: 0,
-        }
-    }
-}
-
-/// What readers see.
-pub(crate) struct Published {
-    pub(crate) tables: BTreeMap<String, Snapshot>,
-    /// The commit sequence number of the last commit this state shows (txn/history.rs).
-    pub(crate) seq: u64,
-    /// The epoch of this version: the number of checkpoints published before it, plus one. A
-    /// reader pins exactly this (see [`pins`]): pages released by the checkpoint of epoch `e`
-    /// are unreachable from every version of epoch `> e`.
-    pub(crate) epoch: u64,
-}
-
-/// The writer's state, behind the writer lock.
-pub(crate) struct WriterState {
-    pub(crate) store: Store,
-    pub(crate) tables: BTreeMap<String, TableState>,
-    /// Trees of tables dropped since the last checkpoint (their nodes are released then).
-    dropped_trees: Vec<Tree>,
-    /// Persisted nodes unlinked by trees that were replaced wholesale (bulk load, a write
-    /// transaction's tree adopted by an empty table).
-    pub(crate) released: Vec<u64>,
-    /// What committed write transactions wrote, for validating the live ones.
-    pub(crate) history: crate::txn::History,
-    catalog_dirty: bool,
-    closed: bool,
-    /// Pages in use after the last compaction (see `should_compact`).
-    compact_baseline_pages: Option<u64>,
-    /// The write-ahead log (appended under this lock).
-    pub(crate) wal: Wal,
-    /// The view of the newest commit, published or still in the pipeline (which publishes in
-    /// LSN order): what a commit builds its view from and an abort rolls back to.
-    pub(crate) committed: Arc<Published>,
-    /// The log must be recycled before its next append (recovery cut a torn tail).
-    wal_needs_recycle: bool,
-}
-
 /// Growth in pages below which no compaction happens (small databases).
 const COMPACT_SLACK_PAGES: u64 = 32;
-
-pub(crate) struct Shared {
-    pub(crate) writer: Mutex<WriterState>,
-    pub(crate) published: RwLock<Arc<Published>>,
-    pub(crate) pins: Arc<Pins>,
-    source: Arc<PageSource>,
-    /// Live snapshots (read and write transactions).
-    pub(crate) live: Arc<crate::txn::Live>,
-    /// The durable/publish stage of commits (`txn/pipeline.rs`).
-    pub(crate) pipeline: Pipeline<Arc<Published>>,
-    /// The log's storage, synced by the pipeline's leader without the writer lock.
-    log_storage: Arc<dyn Storage>,
-    /// Bytes of records in the log's current cycle (read without the writer lock to decide on
-    /// an automatic checkpoint).
-    pub(crate) log_bytes: AtomicU64,
-    /// Bumped by `force_checkpoint`: a write batch begun under an older value is aborted.
-    abort_generation: AtomicU64,
-    durability: Durability,
-    checkpoint_threshold_bytes: u64,
-    #[cfg(test)]
-    hook: Mutex<Option<tests::CheckpointHook>>,
-}
 
 /// What a checkpoint did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -466,6 +387,7 @@ impl Db {
             abort_generation: AtomicU64::new(0),
             durability: options.durability,
             checkpoint_threshold_bytes: options.checkpoint_threshold_bytes,
+            checkpoint: checkpoint_after_commit,
             #[cfg(test)]
             hook: Mutex::new(None),
         };
@@ -760,88 +682,13 @@ impl Drop for Db {
 
 impl Shared {
     /// A read transaction: the published version and a pin of *its* epoch, taken together
-    /// under the publish lock's read side (see [`pins`]). Every way of taking a snapshot of the
+    /// under the publish lock's read side (see `txn/pins.rs`). Every way of taking a snapshot of the
     /// published state for a reader must go through here.
     pub(crate) fn read(&self) -> ReadTxn {
         let published = self.published.read();
         let pin = Pins::pin(&self.pins, published.epoch);
         let live = crate::txn::Live::register(&self.live, published.seq, published.epoch, false);
         ReadTxn::new(Arc::clone(&published), pin, live)
-    }
-
-    /// Replaces the published snapshots of `touched` tables (and drops vanished ones), keeping
-    /// the epoch.
-    pub(crate) fn publish(&self, state: &mut WriterState, touched: &[String]) {
-        self.publish_with(state, touched, false);
-    }
-
-    /// As [`Shared::publish`]; `end_epoch` also starts the next epoch in the same step (only a
-    /// checkpoint whose released pages the new version no longer reaches may do that).
-    /// Publishes at once, bypassing the pipeline: for checkpoints and bulk loads, which hold the
-    /// writer lock and flushed the pipeline first (so the committed view is the published one).
-    fn publish_with(&self, state: &mut WriterState, touched: &[String], end_epoch: bool) {
-        let mut published = self.published.write();
-        let epoch = published.epoch + u64::from(end_epoch);
-        let view = state.view_with(touched, epoch);
-        state.committed = Arc::clone(&view);
-        *published = view;
-    }
-
-    /// Refuses writes after an I/O failure of unknown outcome (store or log).
-    pub(crate) fn check_writable(&self, state: &WriterState) -> Result<()> {
-        state.store.check_writable()?;
-        if self.pipeline.is_failed() {
-            return Err(Error::Poisoned);
-        }
-        Ok(())
-    }
-
-    /// The value `force_checkpoint` bumps (a write batch notes it when it begins).
-    pub(crate) fn abort_generation(&self) -> u64 {
-        self.abort_generation.load(Ordering::Acquire)
-    }
-
-    /// The durability a transaction gets unless it sets its own.
-    pub(crate) fn default_durability(&self) -> Durability {
-        self.durability
-    }
-
-    /// Waits in the pipeline for `lsn` (`txn/pipeline.rs`); hold no lock.
-    pub(crate) fn wait_log(&self, lsn: u64, wait_for: WaitFor) -> Result<()> {
-        let log = Arc::clone(&self.log_storage);
-        let sync = move || log.sync();
-        self.pipeline.wait(lsn, wait_for, &sync, &mut |view| {
-            *self.published.write() = view;
-        })
-    }
-
-    /// Makes every appended record durable and published (under the writer lock, so nothing
-    /// is appended meanwhile): a checkpoint or bulk load publishes directly and must not
-    /// overtake a view still in the pipeline, and the epoch rule of page reuse assumes readers
-    /// of the new epoch see every commit made before it.
-    fn flush_log(&self, state: &WriterState) -> Result<()> {
-        self.wait_log(state.wal.last_lsn(), WaitFor::DurableAll)
-    }
-
-    /// After a commit is published: drops the history no transaction can need any more (the
-    /// commit's own record could not go under the lock: it was not yet published). Skipped when
-    /// the writer lock is busy; the next commit prunes.
-    pub(crate) fn prune_after_publish(&self) {
-        if let Some(mut state) = self.writer.try_lock() {
-            crate::txn::prune_history(self, &mut state);
-        }
-    }
-
-    /// After a commit returned: checkpoint if the log passed its threshold. Errors are not the
-    /// commit's (it is durable); an I/O error poisons the database and the next write says so.
-    pub(crate) fn maybe_checkpoint(&self) {
-        if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
-            return;
-        }
-        let mut state = self.writer.lock();
-        if state.wal.bytes() > self.checkpoint_threshold_bytes && !state.closed {
-            let _ = state.checkpoint(self, false);
-        }
     }
 
     /// The epoch of the published version (the one a checkpoint running now tags its released
@@ -863,78 +710,16 @@ impl Shared {
         #[cfg(not(test))]
         let _ = step;
     }
-
-    pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
-        Arc::clone(&self.source) as Arc<dyn NodeSource>
-    }
 }
 
-/// The points of a checkpoint at which the test hook runs (deterministic interleavings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) enum CheckpointStep {
-    /// Under the writer lock, before anything.
-    Start,
-    /// Pending pages promoted, the page writer open.
-    SpaceOpened,
-    /// Every table's nodes written.
-    TablesWritten,
-    /// The new superblock durable, the trees not yet switched.
-    StoreCommitted,
-    /// The trees switched onto their persisted roots, not yet published.
-    Adopted,
-    /// Published.
-    Published,
+/// The checkpoint a commit triggers once the log passed its threshold ([`Shared::checkpoint`],
+/// called under the writer lock). Its error is not the commit's (that is durable): an I/O
+/// error poisons the database and the next write says so.
+fn checkpoint_after_commit(shared: &Shared, state: &mut WriterState) {
+    let _ = state.checkpoint(shared, false);
 }
 
 impl WriterState {
-    /// The committed view with the trees of `touched` tables snapshotted anew, vanished tables
-    /// gone, the commit sequence number of the history and `epoch` (cheap: one reference count
-    /// per table).
-    pub(crate) fn view_with(&mut self, touched: &[String], epoch: u64) -> Arc<Published> {
-        let mut tables = self.committed.tables.clone();
-        tables.retain(|name, _| self.tables.contains_key(name));
-        for name in touched {
-            if let Some(table) = self.tables.get_mut(name) {
-                tables.insert(name.clone(), table.tree.snapshot());
-            }
-        }
-        let seq = self.history.seq();
-        Arc::new(Published { tables, epoch, seq })
-    }
-
-    /// Writes a commit's `record` (from `self.wal.encode`) to the log, under the writer lock.
-    /// An I/O error poisons the database: part of the record may be in the file, and the
-    /// caller has already applied the commit to the trees (nothing of it is published).
-    pub(crate) fn write_log(&mut self, shared: &Shared, record: &[u8]) -> Result<u64> {
-        match self.wal.write(record) {
-            Ok(lsn) => {
-                shared.log_bytes.store(self.wal.bytes(), Ordering::Release);
-                Ok(lsn)
-            }
-            Err(error) => {
-                self.store.poison();
-                shared.pipeline.fail();
-                Err(error)
-            }
-        }
-    }
-
-    /// Hands a commit whose record is written (`lsn`) to the pipeline with its view: the
-    /// committed view with `touched` tables snapshotted anew.
-    pub(crate) fn enqueue_commit(
-        &mut self,
-        shared: &Shared,
-        lsn: u64,
-        touched: &[String],
-        durability: Durability,
-    ) {
-        let view = self.view_with(touched, self.committed.epoch);
-        self.committed = Arc::clone(&view);
-        let needs_durable = durability == Durability::Sync;
-        shared.pipeline.enqueue(lsn, needs_durable, view);
-    }
-
     fn needs_checkpoint(&self) -> bool {
         self.wal.records() > 0
             || self.wal_needs_recycle

@@ -5,10 +5,10 @@
 //! was taken, however many commits, checkpoints and page reuses follow (its pin keeps the pages
 //! its version can reach from being rewritten; the tree's snapshot keeps its heap nodes).
 
-use super::pins::Pin;
 use super::Published;
 use crate::error::{from_tree, Error, Result};
 use crate::txn::LiveGuard;
+use crate::txn::Pin;
 use artdb_art::Snapshot;
 use std::ops::RangeBounds;
 use std::sync::Arc;

@@ -16,10 +16,10 @@
 
 use super::history::Written;
 use super::pipeline::WaitFor;
+use super::state::{Shared, WriterState};
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
-use crate::db::{Shared, WriterState};
 use crate::error::{from_tree, Error, Result};
 use crate::wal::Op;
 use artdb_art::Tree;

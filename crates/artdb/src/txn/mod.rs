@@ -9,7 +9,10 @@
 //! - Isolation (docs/isolation.md): snapshot isolation by default (first committer wins on
 //!   written keys); serializable per transaction (also validates point reads and scanned key
 //!   ranges, so phantoms count). Read transactions (`Db::begin_read`) never abort or wait.
-//! - [`Db::transact`] runs a closure in a transaction and retries it on [`Error::Conflict`].
+//! - `Db::transact` (db/transact.rs) runs a closure in a transaction and retries it on a
+//!   conflict, pausing with [`backoff`].
+//! - The shared state (`state.rs`: what readers see, the writer's state, the locks) and the
+//!   pins of live readers (`pins.rs`) live here, below `db`, which builds them at open.
 //! - The pipeline (`pipeline.rs`): after the commit lock, wait until the commit's log record is
 //!   durable (group commit) and publish in LSN order.
 
@@ -18,7 +21,9 @@ mod history;
 mod keys;
 mod live;
 mod merge;
+pub(crate) mod pins;
 pub(crate) mod pipeline;
+pub(crate) mod state;
 mod transaction;
 mod write_set;
 
@@ -26,12 +31,10 @@ pub(crate) use commit::prune as prune_history;
 pub(crate) use history::History;
 pub(crate) use live::{Live, LiveGuard};
 pub use merge::{TxnCursor, TxnIter};
+pub(crate) use pins::{Pin, Pins};
+pub(crate) use state::{CheckpointStep, Published, Shared, TableState, WriterState};
 pub use transaction::Transaction;
 
-use crate::db::pins::Pins;
-use crate::db::{Db, ReadTxn};
-use crate::error::{Error, Result};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How a write transaction is validated at commit (docs/isolation.md).
@@ -108,62 +111,9 @@ impl WriteOptions {
     }
 }
 
-impl Db {
-    /// Starts a write transaction on a snapshot of the last published commit. Never waits for
-    /// other transactions: any number run at once; only their commits are serialized.
-    pub fn begin_write(&self, options: WriteOptions) -> Result<Transaction> {
-        let shared = &self.shared;
-        let published = shared.published.read();
-        let epoch = published.epoch;
-        let pin = Pins::pin(&shared.pins, epoch);
-        let live = Live::register(&shared.live, published.seq, epoch, true);
-        let snapshot = Arc::clone(&published);
-        drop(published);
-        Ok(Transaction::new(
-            Arc::clone(shared),
-            snapshot,
-            pin,
-            live,
-            options,
-        ))
-    }
-
-    /// Starts a read transaction: one snapshot, never blocked, never aborted (the same as
-    /// [`Db::read`]).
-    pub fn begin_read(&self) -> ReadTxn {
-        self.read()
-    }
-
-    /// Runs `body` in a snapshot-isolation transaction and commits it; on
-    /// [`Error::Conflict`] (from `body` or the commit) runs it again on a new snapshot, up to
-    /// 16 attempts with growing randomized pauses. Returns what `body` returned.
-    pub fn transact<T>(&self, body: impl FnMut(&mut Transaction) -> Result<T>) -> Result<T> {
-        self.transact_with(WriteOptions::default(), body)
-    }
-
-    /// [`Db::transact`] with options (isolation, attempts).
-    pub fn transact_with<T>(
-        &self,
-        options: WriteOptions,
-        mut body: impl FnMut(&mut Transaction) -> Result<T>,
-    ) -> Result<T> {
-        let attempts = options.max_attempts.max(1);
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let mut txn = self.begin_write(options.clone())?;
-            let result = body(&mut txn).and_then(|value| txn.commit().map(|_| value));
-            match result {
-                Err(Error::Conflict { .. }) if attempt < attempts => backoff(attempt),
-                other => return other,
-            }
-        }
-    }
-}
-
 /// Sleeps about 50us * 2^attempt (capped at ~10 ms), randomized so that transactions that
 /// conflicted once do not collide again in step.
-fn backoff(attempt: u32) {
+pub(crate) fn backoff(attempt: u32) {
     let base_micros = 50u64 << attempt.min(8);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -11,10 +11,10 @@
 use super::keys::KeyRange;
 use super::live::LiveGuard;
 use super::merge::{IterLog, SpanLog, TxnCursor, TxnIter};
+use super::pins::Pin;
+use super::state::{Published, Shared};
 use super::write_set::{ReadSet, WriteSet};
 use super::{Isolation, WriteOptions};
-use crate::db::pins::Pin;
-use crate::db::{Published, Shared};
 use crate::error::{from_tree, Error, Result};
 use artdb_art::{Snapshot, Tree};
 use std::cell::RefCell;

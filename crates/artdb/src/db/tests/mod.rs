@@ -4,8 +4,7 @@
 use super::*;
 use crate::io::MemoryStorage;
 
-/// The hook: called with the database's shared state at each step of every checkpoint.
-pub(crate) type CheckpointHook = Arc<dyn Fn(&Shared, CheckpointStep) + Send + Sync>;
+pub(crate) use crate::txn::state::CheckpointHook;
 
 const STEPS: [CheckpointStep; 6] = [
     CheckpointStep::Start,

@@ -1,0 +1,268 @@
+//! state: the state shared by a database's handles, transactions and readers, and the commit
+//! side of it (`db` above builds it at open and owns the checkpoint; `txn` commits through it).
+//!
+//! - [`Published`]: what readers see (a tree snapshot per table, the commit sequence number,
+//!   the epoch).
+//! - [`WriterState`]: the writer's state behind the writer (commit) lock: the store, the trees,
+//!   the history, the log, the newest committed view.
+//! - [`Shared`]: both locks, the pins of live readers, the live transactions, the pipeline.
+//!
+//! The checkpoint itself is `db`'s (`WriterState::checkpoint` in db/mod.rs); this layer only
+//! triggers it after a commit, through the function `db` installs in [`Shared::checkpoint`], so
+//! that no module here names `db`.
+
+use super::pins::Pins;
+use super::pipeline::{Pipeline, WaitFor};
+use super::{Durability, History, Live};
+use crate::error::{Error, Result};
+use crate::io::Storage;
+use crate::store::{PageSource, Store};
+use crate::wal::Wal;
+use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Runs a checkpoint under the writer lock (db's, installed at open). Its error is not a
+/// commit's: an I/O error poisons the database and the next write says so.
+pub(crate) type CheckpointFn = fn(&Shared, &mut WriterState);
+
+/// The test hook: called with the database's shared state at each step of every checkpoint.
+#[cfg(test)]
+pub(crate) type CheckpointHook = Arc<dyn Fn(&Shared, CheckpointStep) + Send + Sync>;
+
+/// One table in the writer's hands.
+pub(crate) struct TableState {
+    pub(crate) tree: Tree,
+    /// Changed since the last checkpoint.
+    pub(crate) dirty: bool,
+    /// Root and length as of the last checkpoint.
+    pub(crate) persisted_root: ChildWord,
+    pub(crate) persisted_len: u64,
+}
+
+impl TableState {
+    pub(crate) fn empty() -> TableState {
+        TableState {
+            tree: Tree::new(),
+            // Equal to its persisted root (empty); the commit marks it dirty if it got keys.
+            dirty: false,
+            persisted_root: ChildWord::EMPTY,
+            persisted_len: 0,
+        }
+    }
+}
+
+/// What readers see.
+pub(crate) struct Published {
+    pub(crate) tables: BTreeMap<String, Snapshot>,
+    /// The commit sequence number of the last commit this state shows (txn/history.rs).
+    pub(crate) seq: u64,
+    /// The epoch of this version: the number of checkpoints published before it, plus one. A
+    /// reader pins exactly this (see `txn/pins.rs`): pages released by the checkpoint of epoch `e`
+    /// are unreachable from every version of epoch `> e`.
+    pub(crate) epoch: u64,
+}
+
+/// The writer's state, behind the writer lock.
+pub(crate) struct WriterState {
+    pub(crate) store: Store,
+    pub(crate) tables: BTreeMap<String, TableState>,
+    /// Trees of tables dropped since the last checkpoint (their nodes are released then).
+    pub(crate) dropped_trees: Vec<Tree>,
+    /// Persisted nodes unlinked by trees that were replaced wholesale (bulk load, a write
+    /// transaction's tree adopted by an empty table).
+    pub(crate) released: Vec<u64>,
+    /// What committed write transactions wrote, for validating the live ones.
+    pub(crate) history: History,
+    pub(crate) catalog_dirty: bool,
+    pub(crate) closed: bool,
+    /// Pages in use after the last compaction (see `should_compact`).
+    pub(crate) compact_baseline_pages: Option<u64>,
+    /// The write-ahead log (appended under this lock).
+    pub(crate) wal: Wal,
+    /// The view of the newest commit, published or still in the pipeline (which publishes in
+    /// LSN order): what a commit builds its view from and an abort rolls back to.
+    pub(crate) committed: Arc<Published>,
+    /// The log must be recycled before its next append (recovery cut a torn tail).
+    pub(crate) wal_needs_recycle: bool,
+}
+
+pub(crate) struct Shared {
+    pub(crate) writer: Mutex<WriterState>,
+    pub(crate) published: RwLock<Arc<Published>>,
+    pub(crate) pins: Arc<Pins>,
+    pub(crate) source: Arc<PageSource>,
+    /// Live snapshots (read and write transactions).
+    pub(crate) live: Arc<Live>,
+    /// The durable/publish stage of commits (`txn/pipeline.rs`).
+    pub(crate) pipeline: Pipeline<Arc<Published>>,
+    /// The log's storage, synced by the pipeline's leader without the writer lock.
+    pub(crate) log_storage: Arc<dyn Storage>,
+    /// Bytes of records in the log's current cycle (read without the writer lock to decide on
+    /// an automatic checkpoint).
+    pub(crate) log_bytes: AtomicU64,
+    /// Bumped by `force_checkpoint`: a write batch begun under an older value is aborted.
+    pub(crate) abort_generation: AtomicU64,
+    pub(crate) durability: Durability,
+    pub(crate) checkpoint_threshold_bytes: u64,
+    /// The checkpoint a commit triggers when the log passed its threshold (db's).
+    pub(crate) checkpoint: CheckpointFn,
+    #[cfg(test)]
+    pub(crate) hook: Mutex<Option<CheckpointHook>>,
+}
+
+/// The points of a checkpoint at which the test hook runs (deterministic interleavings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum CheckpointStep {
+    /// Under the writer lock, before anything.
+    Start,
+    /// Pending pages promoted, the page writer open.
+    SpaceOpened,
+    /// Every table's nodes written.
+    TablesWritten,
+    /// The new superblock durable, the trees not yet switched.
+    StoreCommitted,
+    /// The trees switched onto their persisted roots, not yet published.
+    Adopted,
+    /// Published.
+    Published,
+}
+
+impl Shared {
+    /// Replaces the published snapshots of `touched` tables (and drops vanished ones), keeping
+    /// the epoch.
+    pub(crate) fn publish(&self, state: &mut WriterState, touched: &[String]) {
+        self.publish_with(state, touched, false);
+    }
+
+    /// As [`Shared::publish`]; `end_epoch` also starts the next epoch in the same step (only a
+    /// checkpoint whose released pages the new version no longer reaches may do that).
+    /// Publishes at once, bypassing the pipeline: for checkpoints and bulk loads, which hold the
+    /// writer lock and flushed the pipeline first (so the committed view is the published one).
+    pub(crate) fn publish_with(
+        &self,
+        state: &mut WriterState,
+        touched: &[String],
+        end_epoch: bool,
+    ) {
+        let mut published = self.published.write();
+        let epoch = published.epoch + u64::from(end_epoch);
+        let view = state.view_with(touched, epoch);
+        state.committed = Arc::clone(&view);
+        *published = view;
+    }
+
+    /// Refuses writes after an I/O failure of unknown outcome (store or log).
+    pub(crate) fn check_writable(&self, state: &WriterState) -> Result<()> {
+        state.store.check_writable()?;
+        if self.pipeline.is_failed() {
+            return Err(Error::Poisoned);
+        }
+        Ok(())
+    }
+
+    /// The value `force_checkpoint` bumps (a write batch notes it when it begins).
+    pub(crate) fn abort_generation(&self) -> u64 {
+        self.abort_generation.load(Ordering::Acquire)
+    }
+
+    /// The durability a transaction gets unless it sets its own.
+    pub(crate) fn default_durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Waits in the pipeline for `lsn` (`txn/pipeline.rs`); hold no lock.
+    pub(crate) fn wait_log(&self, lsn: u64, wait_for: WaitFor) -> Result<()> {
+        let log = Arc::clone(&self.log_storage);
+        let sync = move || log.sync();
+        self.pipeline.wait(lsn, wait_for, &sync, &mut |view| {
+            *self.published.write() = view;
+        })
+    }
+
+    /// Makes every appended record durable and published (under the writer lock, so nothing
+    /// is appended meanwhile): a checkpoint or bulk load publishes directly and must not
+    /// overtake a view still in the pipeline, and the epoch rule of page reuse assumes readers
+    /// of the new epoch see every commit made before it.
+    pub(crate) fn flush_log(&self, state: &WriterState) -> Result<()> {
+        self.wait_log(state.wal.last_lsn(), WaitFor::DurableAll)
+    }
+
+    /// After a commit is published: drops the history no transaction can need any more (the
+    /// commit's own record could not go under the lock: it was not yet published). Skipped when
+    /// the writer lock is busy; the next commit prunes.
+    pub(crate) fn prune_after_publish(&self) {
+        if let Some(mut state) = self.writer.try_lock() {
+            super::prune_history(self, &mut state);
+        }
+    }
+
+    /// After a commit returned: checkpoint if the log passed its threshold. Errors are not the
+    /// commit's (it is durable); an I/O error poisons the database and the next write says so.
+    pub(crate) fn maybe_checkpoint(&self) {
+        if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
+            return;
+        }
+        let mut state = self.writer.lock();
+        if state.wal.bytes() > self.checkpoint_threshold_bytes && !state.closed {
+            // db's checkpoint, installed at open (this layer only triggers it).
+            (self.checkpoint)(self, &mut state);
+        }
+    }
+
+    pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
+        Arc::clone(&self.source) as Arc<dyn NodeSource>
+    }
+}
+
+impl WriterState {
+    /// The committed view with the trees of `touched` tables snapshotted anew, vanished tables
+    /// gone, the commit sequence number of the history and `epoch` (cheap: one reference count
+    /// per table).
+    pub(crate) fn view_with(&mut self, touched: &[String], epoch: u64) -> Arc<Published> {
+        let mut tables = self.committed.tables.clone();
+        tables.retain(|name, _| self.tables.contains_key(name));
+        for name in touched {
+            if let Some(table) = self.tables.get_mut(name) {
+                tables.insert(name.clone(), table.tree.snapshot());
+            }
+        }
+        let seq = self.history.seq();
+        Arc::new(Published { tables, epoch, seq })
+    }
+
+    /// Writes a commit's `record` (from `self.wal.encode`) to the log, under the writer lock.
+    /// An I/O error poisons the database: part of the record may be in the file, and the
+    /// caller has already applied the commit to the trees (nothing of it is published).
+    pub(crate) fn write_log(&mut self, shared: &Shared, record: &[u8]) -> Result<u64> {
+        match self.wal.write(record) {
+            Ok(lsn) => {
+                shared.log_bytes.store(self.wal.bytes(), Ordering::Release);
+                Ok(lsn)
+            }
+            Err(error) => {
+                self.store.poison();
+                shared.pipeline.fail();
+                Err(error)
+            }
+        }
+    }
+
+    /// Hands a commit whose record is written (`lsn`) to the pipeline with its view: the
+    /// committed view with `touched` tables snapshotted anew.
+    pub(crate) fn enqueue_commit(
+        &mut self,
+        shared: &Shared,
+        lsn: u64,
+        touched: &[String],
+        durability: Durability,
+    ) {
+        let view = self.view_with(touched, self.committed.epoch);
+        self.committed = Arc::clone(&view);
+        let needs_durable = durability == Durability::Sync;
+        shared.pipeline.enqueue(lsn, needs_durable, view);
+    }
+}
