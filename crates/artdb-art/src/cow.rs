@@ -84,6 +84,14 @@ impl Registry {
         self.lock().retired.push((version, bits));
     }
 
+    /// [`Registry::retire`] for each of `words` (one lock).
+    pub fn retire_all(&self, version: u64, words: &[u64]) {
+        let mut state = self.lock();
+        state
+            .retired
+            .extend(words.iter().map(|&bits| (version, bits)));
+    }
+
     /// A snapshot of `version` is gone.
     pub fn release(&self, version: u64) {
         let mut state = self.lock();
@@ -229,6 +237,10 @@ impl Snapshot {
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.inner.registry
+    }
+
+    pub(crate) fn source(&self) -> Option<&Arc<dyn NodeSource>> {
+        self.inner.source.as_ref()
     }
 
     pub(crate) fn view(&self) -> View<'_> {

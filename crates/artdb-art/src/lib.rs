@@ -20,6 +20,10 @@
 //!   path, nodes created since the last snapshot are changed in place, and replaced nodes are
 //!   freed when no snapshot can reach them.
 //!
+//! Forks ([`Snapshot::fork`], `fork.rs`): a private writer on a snapshot (a transaction's tree),
+//! installed into its tree by [`Tree::install`] when that tree has not moved since (no copy), or
+//! dropped (freeing what it built).
+//!
 //! What it does not do: concurrent writers (one `Tree` writes; `Snapshot`s read on any thread),
 //! optimistic lock coupling (readers never share a node with the writer, so need no locks).
 //!
@@ -35,6 +39,7 @@ mod bulk;
 mod cow;
 mod cursor;
 mod error;
+mod fork;
 mod node;
 mod pack_write;
 mod persist;
@@ -50,6 +55,7 @@ mod word;
 pub use cow::Snapshot;
 pub use cursor::{Cursor, Iter, Pair};
 pub use error::Error;
+pub use fork::Fork;
 pub use node::{
     NODE16_CAPACITY, NODE16_SHRINK_COUNT, NODE256_CAPACITY, NODE256_SHRINK_COUNT, NODE48_CAPACITY,
     NODE48_SHRINK_COUNT, NODE4_CAPACITY, PACK_ENTRIES_MAX, PACK_KEY_WIDTH_MAX,

@@ -60,50 +60,59 @@ impl Tree {
             return Err(stale);
         }
         let retired = writer.registry.drain_retired_at(current);
-        let mut snapshot_children: HashSet<u64> = HashSet::new();
-        snapshot_children.insert(snapshot.root_bits());
-        let mut scratch = Vec::new();
-        for &bits in &retired {
-            if let Word::HeapNode(address) = word::decode(bits) {
-                if version_of(address) < current {
-                    scratch.clear();
-                    children(address, &mut scratch);
-                    snapshot_children.extend(scratch.iter().copied());
-                }
-            }
-        }
-        let fresh = |bits: u64| match word::decode(bits) {
-            Word::HeapNode(address) => version_of(address) == current,
-            Word::HeapLeaf(_) => !snapshot_children.contains(&bits),
-            // (A pack stamped with V is also fresh; the parentage test above already says so.)
-            _ => false,
-        };
-        let mut doomed: Vec<u64> = retired
-            .iter()
-            .copied()
-            .filter(|&bits| fresh(bits))
-            .collect();
-        // The current tree's new part: nodes of version V and the fresh leaves below them.
-        let mut pending = vec![word::load(root_slot)];
-        while let Some(bits) = pending.pop() {
-            if !fresh(bits) {
-                continue;
-            }
-            if let Word::HeapNode(address) = word::decode(bits) {
-                children(address, &mut pending);
-            }
-            doomed.push(bits);
-        }
-        for bits in doomed {
-            // SAFETY: built since the snapshot (argument above), unreachable from it and from
-            // every older snapshot, and unlinked now that the root goes back to the snapshot's.
-            unsafe { cow::free_word(bits) };
-        }
+        free_built_since(root_slot, &retired, snapshot.root_bits(), current);
         *root_slot = snapshot.root_bits().to_le_bytes();
         writer.len = snapshot.len();
         writer.dirty = false;
         let mark = writer.released_mark.min(writer.released_persisted.len());
         writer.released_persisted.truncate(mark);
         Ok(())
+    }
+}
+
+/// Frees what a writer at version `current` built since the version whose root was `base_root`
+/// (the argument in the module docs): the fresh objects among `retired` (the retire entries
+/// tagged `current`), and the nodes of version `current` reachable from `root_slot` with the
+/// fresh leaves below them. Objects of the base (including those in `retired`) are left alone.
+/// The caller then unlinks `root_slot` (installs another root).
+pub(crate) fn free_built_since(root_slot: &[u8; 8], retired: &[u64], base_root: u64, current: u64) {
+    let mut snapshot_children: HashSet<u64> = HashSet::new();
+    snapshot_children.insert(base_root);
+    let mut scratch = Vec::new();
+    for &bits in retired {
+        if let Word::HeapNode(address) = word::decode(bits) {
+            if version_of(address) < current {
+                scratch.clear();
+                children(address, &mut scratch);
+                snapshot_children.extend(scratch.iter().copied());
+            }
+        }
+    }
+    let fresh = |bits: u64| match word::decode(bits) {
+        Word::HeapNode(address) => version_of(address) == current,
+        Word::HeapLeaf(_) => !snapshot_children.contains(&bits),
+        // (A pack stamped with V is also fresh; the parentage test above already says so.)
+        _ => false,
+    };
+    let mut doomed: Vec<u64> = retired
+        .iter()
+        .copied()
+        .filter(|&bits| fresh(bits))
+        .collect();
+    // The current tree's new part: nodes of version V and the fresh leaves below them.
+    let mut pending = vec![word::load(root_slot)];
+    while let Some(bits) = pending.pop() {
+        if !fresh(bits) {
+            continue;
+        }
+        if let Word::HeapNode(address) = word::decode(bits) {
+            children(address, &mut pending);
+        }
+        doomed.push(bits);
+    }
+    for bits in doomed {
+        // SAFETY: built since the base version (argument above), unreachable from it and from
+        // every older snapshot, and unlinked by the caller right after.
+        unsafe { cow::free_word(bits) };
     }
 }

@@ -96,6 +96,14 @@ impl Tree {
         Ok(Tree::with_root(bits, len, Some(source)))
     }
 
+    /// A tree over `root` with the given writer state (for `fork.rs`).
+    pub(crate) fn from_parts(root: u64, writer: Writer) -> Tree {
+        Tree {
+            root: root.to_le_bytes(),
+            writer,
+        }
+    }
+
     pub(crate) fn view(&self) -> View<'_> {
         View {
             root: &self.root,

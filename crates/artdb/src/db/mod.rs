@@ -170,6 +170,13 @@ pub struct TxnStats {
     pub history_records: u64,
     /// The last commit sequence number.
     pub commit_seq: u64,
+    /// Tables a write transaction's commit changed by installing the transaction's own tree
+    /// (its copy-on-write fork of its snapshot, or its inserts into an empty table): nothing
+    /// was copied again at commit. Since open.
+    pub tables_installed_at_commit: u64,
+    /// Tables into which a commit applied its changes again (another commit had changed the
+    /// table since the transaction's snapshot). Since open.
+    pub tables_reapplied_at_commit: u64,
 }
 
 /// What [`Db::verify`] found.
@@ -371,6 +378,7 @@ impl Db {
             closed: false,
             compact_baseline_pages: None,
             history: crate::txn::History::new(),
+            counters: Default::default(),
             wal,
             committed: Arc::clone(&published),
             wal_needs_recycle: false,
@@ -501,6 +509,8 @@ impl Db {
                 .map_or(0, |oldest| state.store.pages_pinned_at(oldest.epoch)),
             history_records: state.history.len() as u64,
             commit_seq: state.history.seq(),
+            tables_installed_at_commit: state.counters.installed,
+            tables_reapplied_at_commit: state.counters.applied,
         };
         let pipeline = self.shared.pipeline.stats();
         let log = LogStats {

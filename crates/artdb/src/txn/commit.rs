@@ -9,8 +9,10 @@
 //!
 //! Apply, per touched table: if the table is empty (its removals then remove nothing), its
 //! `puts` tree *becomes* the table's tree (no copy at all: a bulk insert into an empty table
-//! costs nothing more at commit); otherwise each put and removal is applied to the table's tree,
-//! which copies only the paths it changes. A failure while applying (an unreadable persisted
+//! costs nothing more at commit); else, if no commit changed the table since the transaction's
+//! snapshot, the transaction's fork (its snapshot with its changes, built copy-on-write as it
+//! wrote: write_set.rs) *becomes* the table's tree (`Tree::install`: again no copy); otherwise
+//! each put and removal is applied to the table's tree, which copies only the paths it changes. A failure while applying (an unreadable persisted
 //! node) rolls every touched table back to its committed snapshot (the newest commit's, which
 //! may still wait in the pipeline), so nothing of the transaction stays.
 
@@ -158,6 +160,7 @@ fn apply_table(
         let history = puts.snapshot();
         let old = std::mem::replace(&mut table.tree, puts);
         table.dirty = true;
+        state.counters.installed += 1;
         undo.push(Undo::Replaced(name.to_string(), old));
         return Ok(Written::Keys {
             puts: history,
@@ -166,6 +169,18 @@ fn apply_table(
     }
     undo.push(Undo::Rollback(name.to_string()));
     table.dirty = true;
+    if let Some(fork) = set.fork.take() {
+        // Nobody changed the table since the snapshot: its tree takes the fork's nodes as they
+        // are (a later rollback undoes this like any write). Else the fork is dropped.
+        if table.tree.install(fork).is_ok() {
+            state.counters.installed += 1;
+            return Ok(Written::Keys {
+                puts: set.puts.snapshot(),
+                dels: set.dels.snapshot(),
+            });
+        }
+    }
+    state.counters.applied += 1;
     for item in set.puts.iter() {
         let (key, value) = item.map_err(from_tree)?;
         table.tree.set(&key, value).map_err(from_tree)?;

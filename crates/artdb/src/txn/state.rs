@@ -24,6 +24,17 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// How write transactions' changes reached the tables at commit (`Db::stats().txn`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CommitCounters {
+    /// Tables whose tree was the transaction's own (its fork installed, or its `puts` adopted
+    /// by an empty table): nothing copied at commit.
+    pub(crate) installed: u64,
+    /// Tables into which the changes were applied again (another commit changed the table since
+    /// the transaction's snapshot).
+    pub(crate) applied: u64,
+}
+
 /// Runs a checkpoint under the writer lock (db's, installed at open). Its error is not a
 /// commit's: an I/O error poisons the database and the next write says so.
 pub(crate) type CheckpointFn = fn(&Shared, &mut WriterState);
@@ -80,6 +91,8 @@ pub(crate) struct WriterState {
     pub(crate) closed: bool,
     /// Pages in use after the last compaction (see `should_compact`).
     pub(crate) compact_baseline_pages: Option<u64>,
+    /// How write transactions' changes reached the tables at commit.
+    pub(crate) counters: CommitCounters,
     /// The write-ahead log (appended under this lock).
     pub(crate) wal: Wal,
     /// The view of the newest commit, published or still in the pipeline (which publishes in

@@ -107,10 +107,11 @@ impl Transaction {
     }
 
     fn write_set(&mut self, table: &str) -> Result<&mut WriteSet> {
-        self.base(table)?;
+        let base = self.base(table)?;
         // Looked up first, so a transaction of many writes allocates no name per write.
         if !self.writes.contains_key(table) {
-            self.writes.insert(table.to_string(), WriteSet::default());
+            let set = WriteSet::new(base);
+            self.writes.insert(table.to_string(), set);
         }
         self.writes
             .get_mut(table)
@@ -123,6 +124,10 @@ impl Transaction {
     fn lookup(&self, table: &str, key: &[u8]) -> Result<Option<&[u8]>> {
         let base = self.base(table)?;
         if let Some(set) = self.writes.get(table) {
+            if let Some(fork) = &set.fork {
+                // The snapshot with this transaction's changes: one lookup.
+                return fork.get(key).map_err(from_tree);
+            }
             if let Some(value) = set.puts.get(key).map_err(from_tree)? {
                 return Ok(Some(value));
             }
@@ -148,6 +153,7 @@ impl Transaction {
         if !set.dels.is_empty() {
             set.dels.remove(key).map_err(from_tree)?;
         }
+        set.fork_put(key, value);
         Ok(())
     }
 
@@ -176,6 +182,9 @@ impl Transaction {
         // commit that removed the key).
         if (in_base || was_put) && !was_removed {
             set.dels.set(key, &[]).map_err(from_tree)?;
+        }
+        if was_put || (in_base && !was_removed) {
+            set.fork_remove(key);
         }
         Ok(was_put || (in_base && !was_removed))
     }

@@ -7,12 +7,20 @@
 //! removing one it put does, even if the snapshot lacks it (it wrote the key: a concurrent
 //! writer of it must conflict).
 //!
+//! Beside them, a [`Fork`] of the table's snapshot (when the snapshot has keys) takes every
+//! change too, copy-on-write on the snapshot's nodes: it is the snapshot with the changes, so a
+//! point read is one lookup in it, and at commit, if no other commit changed the table since
+//! the snapshot, the fork's tree is installed as the table's (`Tree::install`: nothing is
+//! copied again). Its memory is the paths it changed (the tree's density over the changed keys).
+//! If a change to it fails (an unreadable persisted node), it is dropped and the commit applies
+//! the changes instead.
+//!
 //! The read set (serializable only) holds point reads in a tree (a key set) and scanned ranges
 //! as a list of key ranges (what an iterator consumed from each end; a cursor's visited span).
 
 use super::keys::{KeyRange, Keys};
 use crate::error::{from_tree, Result};
-use artdb_art::Tree;
+use artdb_art::{Fork, Snapshot, Tree};
 use std::ops::Bound;
 
 /// One table's private changes (module docs).
@@ -20,9 +28,39 @@ use std::ops::Bound;
 pub(crate) struct WriteSet {
     pub puts: Tree,
     pub dels: Tree,
+    /// The snapshot with the changes (module docs); `None` for an empty snapshot or after a
+    /// failed change.
+    pub fork: Option<Fork>,
 }
 
 impl WriteSet {
+    /// An empty write set over the table's snapshot `base`.
+    pub fn new(base: &Snapshot) -> WriteSet {
+        WriteSet {
+            puts: Tree::new(),
+            dels: Tree::new(),
+            fork: (!base.is_empty()).then(|| base.fork()),
+        }
+    }
+
+    /// Passes a put on to the fork (dropping the fork if it fails).
+    pub fn fork_put(&mut self, key: &[u8], value: &[u8]) {
+        if let Some(fork) = &mut self.fork {
+            if fork.set(key, value).is_err() {
+                self.fork = None;
+            }
+        }
+    }
+
+    /// Passes a removal on to the fork (dropping the fork if it fails).
+    pub fn fork_remove(&mut self, key: &[u8]) {
+        if let Some(fork) = &mut self.fork {
+            if fork.remove(key).is_err() {
+                self.fork = None;
+            }
+        }
+    }
+
     /// The written keys, as two sets.
     pub fn keys(&self) -> [Keys<'_>; 2] {
         [Keys::Tree(&self.puts), Keys::Tree(&self.dels)]
