@@ -206,14 +206,7 @@ pub struct Db {
     options: Options,
 }
 
-pub(crate) fn check_table_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.len() > TABLE_NAME_LEN_MAX {
-        return Err(Error::InvalidTableName {
-            name: name.to_string(),
-        });
-    }
-    Ok(())
-}
+pub(crate) use crate::txn::state::check_table_name;
 
 fn memory_log() -> Result<Arc<dyn Storage>> {
     let log = MemoryStorage::new().map_err(Error::io("reserve memory for the log"))?;

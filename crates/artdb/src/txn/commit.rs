@@ -18,7 +18,7 @@
 
 use super::history::Written;
 use super::pipeline::WaitFor;
-use super::state::{Shared, WriterState};
+use super::state::{Shared, TableState, WriterState};
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
@@ -47,11 +47,13 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
             let reads = (txn.options.isolation == Isolation::Serializable).then_some(&*reads);
             state.history.validate(txn.start, &txn.writes, reads)?;
         }
+        validate_catalog(state, txn.start, &txn.catalog)?;
         let writes = std::mem::take(&mut txn.writes);
+        let catalog = std::mem::take(&mut txn.catalog);
         let log_record = state
             .wal
-            .encode(&log_ops(&writes)?, shared.pipeline.durable_lsn())?;
-        let (record, touched) = apply(state, &shared, writes)?;
+            .encode(&log_ops(&catalog, &writes)?, shared.pipeline.durable_lsn())?;
+        let (record, touched) = apply(state, &shared, catalog, writes)?;
         let lsn = state.write_log(&shared, &log_record)?;
         let seq = state.history.push(record);
         state.enqueue_commit(&shared, lsn, &touched, durability);
@@ -65,9 +67,46 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
     Ok(seq)
 }
 
-/// The log operations of `writes`, per table puts then removals (the order `apply` uses).
-fn log_ops(writes: &BTreeMap<String, WriteSet>) -> Result<Vec<Op>> {
+const CATALOG_CHANGED: &str = "another transaction created, dropped or wrote this table after \
+                               this one (which creates or drops it) started";
+
+/// The tables a transaction creates or drops: none may have been touched by a commit since its
+/// snapshot (so of two concurrent creates of a name exactly one commits, and a drop conflicts
+/// with the table's writers), and each is still absent (create) or present (drop) as it saw.
+fn validate_catalog(state: &WriterState, start: u64, catalog: &[(String, bool)]) -> Result<()> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, create) in catalog {
+        if seen.contains(&name.as_str()) {
+            continue;
+        }
+        seen.push(name);
+        // The first operation on a name says what the transaction's snapshot had.
+        let expected_present = !create;
+        if state.history.touched_since(start, name)
+            || state.tables.contains_key(name) != expected_present
+        {
+            return Err(Error::Conflict {
+                table: name.clone(),
+                key: Vec::new(),
+                reason: CATALOG_CHANGED,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The log operations: the creates and drops in order, then per table puts then removals (the
+/// order `apply` uses, and recovery replays).
+fn log_ops(catalog: &[(String, bool)], writes: &BTreeMap<String, WriteSet>) -> Result<Vec<Op>> {
     let mut ops = Vec::new();
+    for (name, create) in catalog {
+        let table = name.clone();
+        ops.push(if *create {
+            Op::CreateTable { table }
+        } else {
+            Op::DropTable { table }
+        });
+    }
     for (name, set) in writes {
         for item in set.puts.iter() {
             let (key, value) = item.map_err(from_tree)?;
@@ -104,15 +143,31 @@ enum Undo {
     Rollback(String),
     /// The write set's tree replaced this one: put it back.
     Replaced(String, Tree),
+    /// The transaction created this table: remove it.
+    Created(String),
+    /// The transaction dropped this table: put it back.
+    Dropped(String, TableState),
 }
 
 fn apply(
     state: &mut WriterState,
     shared: &Shared,
+    catalog: Vec<(String, bool)>,
     writes: BTreeMap<String, WriteSet>,
 ) -> Result<(BTreeMap<String, Written>, Vec<String>)> {
     let mut record = BTreeMap::new();
     let mut undo: Vec<Undo> = Vec::new();
+    let mut whole: Vec<String> = Vec::new();
+    for (name, create) in catalog {
+        if create {
+            state.tables.insert(name.clone(), TableState::empty());
+            undo.push(Undo::Created(name.clone()));
+        } else if let Some(table) = state.tables.remove(&name) {
+            undo.push(Undo::Dropped(name.clone(), table));
+        }
+        state.catalog_dirty = true;
+        whole.push(name);
+    }
     for (name, set) in writes {
         if set.is_empty() {
             continue;
@@ -135,7 +190,18 @@ fn apply(
                 state.released.extend(old.take_released_persisted());
                 touched.push(name);
             }
+            // Published anew below if it still exists (a create, then a drop, leaves nothing).
+            Undo::Created(_) => {}
+            // Its nodes are released at the next checkpoint, as for `Db::drop_table`.
+            Undo::Dropped(_, table) => state.dropped_trees.push(table.tree),
         }
+    }
+    for name in whole {
+        if state.tables.contains_key(&name) && !touched.contains(&name) {
+            touched.push(name.clone());
+        }
+        // A table created or dropped changed as a whole for every other transaction.
+        record.insert(name, Written::Whole);
     }
     Ok((record, touched))
 }
@@ -203,6 +269,12 @@ fn rollback(state: &mut WriterState, _shared: &Shared, undo: Vec<Undo>) {
                 if let Some(table) = state.tables.get_mut(&name) {
                     table.tree = old;
                 }
+            }
+            Undo::Created(name) => {
+                state.tables.remove(&name);
+            }
+            Undo::Dropped(name, table) => {
+                state.tables.insert(name, table);
             }
             Undo::Rollback(name) => {
                 let (Some(table), Some(snapshot)) =

@@ -188,6 +188,13 @@ impl History {
         self.records.len()
     }
 
+    /// Whether a commit after `start` changed `table` at all (keys of it, or the whole table:
+    /// created, dropped, written by a batch or bulk load).
+    pub fn touched_since(&self, start: u64, table: &str) -> bool {
+        self.since(start)
+            .any(|record| record.tables.contains_key(table))
+    }
+
     fn since(&self, start: u64) -> impl Iterator<Item = &Record> {
         let first = self.records.partition_point(|record| record.seq <= start);
         self.records.range(first..)

@@ -24,6 +24,19 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Longest table name in bytes.
+pub const TABLE_NAME_LEN_MAX: usize = 255;
+
+/// Refuses an empty or over-long table name.
+pub(crate) fn check_table_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > TABLE_NAME_LEN_MAX {
+        return Err(Error::InvalidTableName {
+            name: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// How write transactions' changes reached the tables at commit (`Db::stats().txn`).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CommitCounters {

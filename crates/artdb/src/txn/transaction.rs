@@ -12,7 +12,7 @@ use super::keys::KeyRange;
 use super::live::LiveGuard;
 use super::merge::{IterLog, SpanLog, TxnCursor, TxnIter};
 use super::pins::Pin;
-use super::state::{Published, Shared};
+use super::state::{check_table_name, Published, Shared};
 use super::write_set::{ReadSet, WriteSet};
 use super::{Isolation, WriteOptions};
 use crate::error::{from_tree, Error, Result};
@@ -34,6 +34,11 @@ pub struct Transaction {
     pub(crate) options: WriteOptions,
     pub(crate) writes: BTreeMap<String, WriteSet>,
     pub(crate) reads: RefCell<BTreeMap<String, ReadSet>>,
+    /// Tables it created (an empty snapshot) or dropped (`None`), over its snapshot's.
+    overlay: BTreeMap<String, Option<Snapshot>>,
+    /// Its creates and drops in order (`true`: create), applied and logged in this order
+    /// before its writes.
+    pub(crate) catalog: Vec<(String, bool)>,
 }
 
 impl Transaction {
@@ -53,6 +58,8 @@ impl Transaction {
             options,
             writes: BTreeMap::new(),
             reads: RefCell::new(BTreeMap::new()),
+            overlay: BTreeMap::new(),
+            catalog: Vec::new(),
         }
     }
 
@@ -69,7 +76,7 @@ impl Transaction {
 
     /// Whether it has written nothing (so far).
     pub fn is_read_only(&self) -> bool {
-        self.writes.values().all(WriteSet::is_empty)
+        self.catalog.is_empty() && self.writes.values().all(WriteSet::is_empty)
     }
 
     fn serializable(&self) -> bool {
@@ -77,6 +84,11 @@ impl Transaction {
     }
 
     fn base(&self, table: &str) -> Result<&Snapshot> {
+        if let Some(entry) = self.overlay.get(table) {
+            return entry.as_ref().ok_or_else(|| Error::TableNotFound {
+                name: table.to_string(),
+            });
+        }
         self.published
             .tables
             .get(table)
@@ -299,10 +311,68 @@ impl Transaction {
 
     /// The table's name as stored in the snapshot (borrowed for as long as `self`).
     fn base_name<'s>(&'s self, table: &str) -> &'s str {
+        if let Some((name, _)) = self.overlay.get_key_value(table) {
+            return name.as_str();
+        }
         self.published
             .tables
             .get_key_value(table)
             .map_or("", |(name, _)| name.as_str())
+    }
+
+    /// Whether `table` exists as this transaction sees it.
+    pub fn has_table(&self, table: &str) -> bool {
+        self.base(table).is_ok()
+    }
+
+    /// Names of the tables as this transaction sees it (its snapshot's, with its own creates
+    /// and drops), in order.
+    pub fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .published
+            .tables
+            .keys()
+            .filter(|name| !self.overlay.contains_key(*name))
+            .cloned()
+            .collect();
+        names.extend(
+            self.overlay
+                .iter()
+                .filter(|(_, snapshot)| snapshot.is_some())
+                .map(|(name, _)| name.clone()),
+        );
+        names.sort();
+        names
+    }
+
+    /// Creates an empty table, visible to this transaction at once and to others when it
+    /// commits ([`Error::TableExists`] if it sees one of that name). At commit, another
+    /// transaction that created, dropped or wrote a table of that name since this one began
+    /// makes it fail with [`Error::Conflict`] (so of two concurrent creates of one name,
+    /// exactly one commits). Logged: recovery recreates it.
+    pub fn create_table(&mut self, name: &str) -> Result<()> {
+        check_table_name(name)?;
+        if self.has_table(name) {
+            return Err(Error::TableExists {
+                name: name.to_string(),
+            });
+        }
+        self.overlay
+            .insert(name.to_string(), Some(empty_tree_snapshot()));
+        self.catalog.push((name.to_string(), true));
+        Ok(())
+    }
+
+    /// Drops a table and its keys (its own writes to it are discarded). At commit, a
+    /// transaction that wrote, created or dropped the table since this one began makes it fail
+    /// with [`Error::Conflict`]; a transaction that wrote or read the table and commits after
+    /// this one fails likewise (the drop writes the whole table). Logged: recovery drops it.
+    pub fn drop_table(&mut self, name: &str) -> Result<()> {
+        self.base(name)?;
+        self.writes.remove(name);
+        self.overlay.insert(name.to_string(), None);
+        self.catalog.push((name.to_string(), false));
+        Ok(())
     }
 
     /// Validates and applies the transaction and makes it visible; returns its commit sequence
@@ -333,6 +403,11 @@ impl Drop for Transaction {
 fn empty_tree() -> &'static Tree {
     static EMPTY: std::sync::OnceLock<Tree> = std::sync::OnceLock::new();
     EMPTY.get_or_init(Tree::new)
+}
+
+/// A snapshot of an empty tree: what a table this transaction created starts as.
+fn empty_tree_snapshot() -> Snapshot {
+    Tree::new().snapshot()
 }
 
 /// The smallest byte string above every string that starts with `prefix` (`None`: none).
