@@ -199,6 +199,38 @@ fn force_checkpoint_aborts_the_writer() {
     txn.commit().unwrap();
 }
 
+/// Issue 9 item 6: `force_checkpoint` aborts write transactions of `begin_write` in progress
+/// (at their next call, or at commit), not only the `db.write()` batch; a transaction begun
+/// after it is unaffected, and a plain `checkpoint` aborts nothing.
+#[test]
+fn force_checkpoint_aborts_begin_write_transactions() {
+    let storage = Arc::new(MemoryStorage::new().unwrap());
+    let db = Db::create_in(storage as Arc<dyn Storage>, options()).unwrap();
+    db.create_table("t").unwrap();
+    let mut reading = db.begin_write(artdb::WriteOptions::default()).unwrap();
+    let mut committing = db.begin_write(artdb::WriteOptions::default()).unwrap();
+    let mut kept = db.begin_write(artdb::WriteOptions::default()).unwrap();
+    reading.insert("t", b"a", b"1").unwrap();
+    committing.insert("t", b"b", b"2").unwrap();
+    kept.insert("t", b"k", b"0").unwrap();
+    db.checkpoint().unwrap();
+    kept.insert("t", b"k", b"1").unwrap();
+    kept.commit().unwrap();
+    db.force_checkpoint().unwrap();
+    assert!(matches!(reading.get("t", b"a"), Err(Error::Aborted)));
+    assert!(matches!(reading.insert("t", b"c", b"3"), Err(Error::Aborted)));
+    assert!(matches!(committing.commit(), Err(Error::Aborted)));
+    drop(reading);
+    let mut after = db.begin_write(artdb::WriteOptions::default()).unwrap();
+    after.insert("t", b"d", b"4").unwrap();
+    after.commit().unwrap();
+    let read = db.read();
+    assert_eq!(read.get("t", b"a").unwrap(), None);
+    assert_eq!(read.get("t", b"b").unwrap(), None);
+    assert_eq!(read.get("t", b"k").unwrap(), Some(&b"1"[..]));
+    assert_eq!(read.get("t", b"d").unwrap(), Some(&b"4"[..]));
+}
+
 /// A database in memory with `commits` Sync commits in its log (one table per three commits,
 /// puts and removes); returns the two images, the model after each commit, and the offset of
 /// each record in the log.

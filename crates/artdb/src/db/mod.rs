@@ -436,16 +436,19 @@ impl Db {
     }
 
     /// Writes the changed nodes of every commit so far and a new superblock that covers the
-    /// whole log, then recycles the log. Waits for a write batch in progress to finish (write
-    /// transactions of `begin_write` hold no lock until their commit and are not waited for).
+    /// whole log, then recycles the log. Waits for a write batch in progress ([`Db::write`]) to
+    /// finish. Write transactions of [`Db::begin_write`] need no waiting for: they hold no lock
+    /// until their short commit and change nothing shared before it, so the checkpoint persists
+    /// the state committed so far and their later commit goes to the log as usual.
     pub fn checkpoint(&self) -> Result<CheckpointStats> {
         let mut state = self.shared.writer.lock();
         state.checkpoint(&self.shared, false)
     }
 
-    /// A checkpoint that does not wait for a write batch in progress: that batch gets
-    /// [`Error::Aborted`] at its next call (or at commit) and is rolled back when dropped, then
-    /// the checkpoint runs.
+    /// A checkpoint that does not wait for a write batch in progress: that batch, and every
+    /// write transaction of [`Db::begin_write`] begun before this call, gets [`Error::Aborted`]
+    /// at its next call (or at commit) and is rolled back when dropped; then the checkpoint
+    /// runs.
     pub fn force_checkpoint(&self) -> Result<CheckpointStats> {
         self.shared.abort_generation.fetch_add(1, Ordering::AcqRel);
         let mut state = self.shared.writer.lock();

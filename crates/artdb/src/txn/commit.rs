@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
+    txn.check_not_aborted()?;
     if txn.is_read_only() {
         // Nothing to validate: it is serializable at its snapshot.
         return Ok(txn.start);
@@ -42,6 +43,8 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
         let mut guard = shared.writer.lock();
         let state = &mut *guard;
         shared.check_writable(state)?;
+        // Under the lock: a forced checkpoint bumps the generation before it takes the lock.
+        txn.check_not_aborted()?;
         {
             let reads = txn.reads.borrow();
             let reads = (txn.options.isolation == Isolation::Serializable).then_some(&*reads);

@@ -39,6 +39,9 @@ pub struct Transaction {
     /// Its creates and drops in order (`true`: create), applied and logged in this order
     /// before its writes.
     pub(crate) catalog: Vec<(String, bool)>,
+    /// `Shared::abort_generation` when it began: `force_checkpoint` bumps it, and every later
+    /// call (and the commit) is then [`Error::Aborted`].
+    pub(crate) abort_generation: u64,
 }
 
 impl Transaction {
@@ -50,6 +53,7 @@ impl Transaction {
         options: WriteOptions,
     ) -> Transaction {
         Transaction {
+            abort_generation: shared.abort_generation(),
             start: published.seq,
             shared,
             published,
@@ -83,7 +87,16 @@ impl Transaction {
         self.options.isolation == Isolation::Serializable
     }
 
+    /// [`Error::Aborted`] once a forced checkpoint began after it (`Db::force_checkpoint`).
+    pub(crate) fn check_not_aborted(&self) -> Result<()> {
+        if self.shared.abort_generation() != self.abort_generation {
+            return Err(Error::Aborted);
+        }
+        Ok(())
+    }
+
     fn base(&self, table: &str) -> Result<&Snapshot> {
+        self.check_not_aborted()?;
         if let Some(entry) = self.overlay.get(table) {
             return entry.as_ref().ok_or_else(|| Error::TableNotFound {
                 name: table.to_string(),
@@ -351,6 +364,7 @@ impl Transaction {
     /// makes it fail with [`Error::Conflict`] (so of two concurrent creates of one name,
     /// exactly one commits). Logged: recovery recreates it.
     pub fn create_table(&mut self, name: &str) -> Result<()> {
+        self.check_not_aborted()?;
         check_table_name(name)?;
         if self.has_table(name) {
             return Err(Error::TableExists {
