@@ -187,6 +187,15 @@ pub enum Error {
     },
     /// The transaction was aborted by `Db::force_checkpoint`; nothing of it was committed.
     Aborted,
+    /// The write-ahead log is missing (or empty, or cut before its header) but the database
+    /// was not closed cleanly:
+    /// commits after its last checkpoint may exist only in that log. Nothing was changed.
+    LogMissing {
+        /// The database file, when opened by path.
+        path: Option<std::path::PathBuf>,
+        /// The LSN the last checkpoint covers.
+        covered_lsn: u64,
+    },
 }
 
 impl fmt::Display for Error {
@@ -328,6 +337,21 @@ impl fmt::Display for Error {
                 "the transaction was aborted by a forced checkpoint; nothing of it was \
                  committed, retry it"
             ),
+            Error::LogMissing { path, covered_lsn } => {
+                let log = path.as_ref().map_or_else(
+                    || "the write-ahead log".to_string(),
+                    |path| format!("the write-ahead log {}.wal", path.display()),
+                );
+                write!(
+                    f,
+                    "{log} is missing (or empty, or its header is gone), but the database \
+                     was not closed cleanly: \
+                     commits after its last checkpoint (log position {covered_lsn}) may exist \
+                     only in that log. Put the .wal file back beside the database and open \
+                     again; or, to open the last checkpoint and lose those commits, open with \
+                     Options::open_without_log"
+                )
+            }
         }
     }
 }
@@ -388,6 +412,13 @@ impl Error {
             Error::NotADatabase { path: None, found } => Error::NotADatabase {
                 path: Some(path.to_path_buf()),
                 found,
+            },
+            Error::LogMissing {
+                path: None,
+                covered_lsn,
+            } => Error::LogMissing {
+                path: Some(path.to_path_buf()),
+                covered_lsn,
             },
             other => other,
         }

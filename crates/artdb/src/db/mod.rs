@@ -70,6 +70,11 @@ pub struct Options {
     /// any process): each excludes the other with [`Error::Locked`], because a writer's
     /// checkpoints reuse pages and shrink the file under a reader it cannot see. Default: false.
     pub read_only: bool,
+    /// Open even though the write-ahead log is missing (or empty) while the database says it
+    /// was not closed cleanly: the database opens at its last checkpoint and the commits that
+    /// only the lost log held are gone. Without it such an open fails with
+    /// [`Error::LogMissing`] and changes nothing. Default: false.
+    pub open_without_log: bool,
 }
 
 /// Default of [`Options::checkpoint_threshold_bytes`].
@@ -83,6 +88,7 @@ impl Default for Options {
             durability: Durability::Sync,
             checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
             read_only: false,
+            open_without_log: false,
         }
     }
 }
@@ -274,9 +280,15 @@ impl Db {
                 .map_err(|error| error.at_path(path));
         }
         let storage = FileStorage::open(path)?;
-        let log = FileStorage::open_or_create(&log_path(path))?;
-        Db::open_in_with_log(Arc::new(storage), Arc::new(log), options)
-            .map_err(|error| error.at_path(path))
+        let log_file = log_path(path);
+        let log_existed = FileStorage::exists(&log_file);
+        let log = FileStorage::open_or_create(&log_file)?;
+        let opened = Db::open_in_with_log(Arc::new(storage), Arc::new(log), options);
+        if matches!(opened, Err(Error::LogMissing { .. })) && !log_existed {
+            // Leave the directory as it was: the empty log was made by this call.
+            let _ = std::fs::remove_file(&log_file);
+        }
+        opened.map_err(|error| error.at_path(path))
     }
 
     /// Creates a database in an empty `storage` with its log in memory: commits are durable
@@ -287,6 +299,10 @@ impl Db {
 
     /// Opens the database in `storage` with a fresh log in memory (see [`Db::create_in`]).
     pub fn open_in(storage: Arc<dyn Storage>, options: Options) -> Result<Db> {
+        let options = Options {
+            open_without_log: true,
+            ..options
+        };
         Db::open_in_with_log(storage, memory_log()?, options)
     }
 
@@ -331,6 +347,20 @@ impl Db {
         }
         let covered_lsn = store.durable().wal_position;
         let file_id = store.durable().file_id;
+        // A log that was ever made holds a header (create writes and syncs it before the
+        // database file exists), so a log without one was deleted or lost (docs/recovery.md,
+        // Missing log). Unless the last checkpoint was written at close, commits may be lost
+        // with it.
+        if !store.durable().log_closed
+            && !options.open_without_log
+            && !options.salvage_previous_checkpoint
+            && crate::wal::is_lost(&*log)?
+        {
+            return Err(Error::LogMissing {
+                path: None,
+                covered_lsn,
+            });
+        }
         let (wal, recovery) = if options.salvage_previous_checkpoint {
             // Salvage opens an older checkpoint read-only: the log (which follows the newest)
             // does not apply to it and nothing may be written, so it is left alone.
@@ -475,11 +505,7 @@ impl Db {
     /// Checkpoints if anything changed, then closes the database.
     pub fn close(self) -> Result<()> {
         let mut state = self.shared.writer.lock();
-        let result = if state.needs_checkpoint() && !state.store.is_read_only() {
-            state.checkpoint(&self.shared, false).map(drop)
-        } else {
-            Ok(())
-        };
+        let result = state.checkpoint_at_close(&self.shared);
         state.closed = true;
         result
     }
@@ -675,13 +701,9 @@ impl Db {
 impl Drop for Db {
     fn drop(&mut self) {
         let mut state = self.shared.writer.lock();
-        if self.options.checkpoint_on_drop
-            && !state.closed
-            && self.shared.check_writable(&state).is_ok()
-            && state.needs_checkpoint()
-        {
+        if self.options.checkpoint_on_drop && !state.closed {
             // Errors cannot be reported from drop; `close` reports them.
-            let _ = state.checkpoint(&self.shared, false);
+            let _ = state.checkpoint_at_close(&self.shared);
         }
     }
 }
@@ -726,6 +748,27 @@ fn checkpoint_after_commit(shared: &Shared, state: &mut WriterState) {
 }
 
 impl WriterState {
+    /// The checkpoint of `close` (and of a drop that checkpoints): covers every commit and says
+    /// in its superblock that the log is closed, so a log deleted afterwards loses nothing
+    /// (docs/recovery.md, Missing log). With nothing to checkpoint, only that flag is written
+    /// (one superblock), if it is not said already; then a read-only or poisoned database
+    /// writes nothing.
+    fn checkpoint_at_close(&mut self, shared: &Shared) -> Result<()> {
+        if self.store.is_read_only() {
+            return Ok(());
+        }
+        if !self.needs_checkpoint() {
+            if shared.check_writable(self).is_err() {
+                return Ok(());
+            }
+            return self.store.mark_log(true);
+        }
+        self.store.set_log_closed(true);
+        let result = self.checkpoint(shared, false).map(drop);
+        self.store.set_log_closed(false);
+        result
+    }
+
     fn needs_checkpoint(&self) -> bool {
         self.wal.records() > 0
             || self.wal_needs_recycle

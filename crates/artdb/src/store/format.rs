@@ -63,11 +63,16 @@ const SB_SPACE_OFFSET_AT: usize = 48;
 const SB_SPACE_LEN_AT: usize = 56;
 const SB_SPACE_CRC_AT: usize = 64;
 const SB_WAL_POSITION_AT: usize = 72;
+const SB_FLAGS_AT: usize = 80;
+/// Bit of the superblock's flags: written at close, the log holds nothing past
+/// `wal_position` (see [`Superblock::log_closed`]).
+const SB_FLAG_LOG_CLOSED: u64 = 1;
 const SB_CRC_AT: usize = 124;
 /// Bytes of a superblock that are written (the rest of its page is zero).
 pub const SUPERBLOCK_LEN: usize = 128;
 const _: () = assert!(SB_CRC_AT + 4 == SUPERBLOCK_LEN);
-const _: () = assert!(SB_WAL_POSITION_AT + 8 <= SB_CRC_AT);
+const _: () = assert!(SB_WAL_POSITION_AT + 8 <= SB_FLAGS_AT);
+const _: () = assert!(SB_FLAGS_AT + 8 <= SB_CRC_AT);
 const _: () = assert!(SB_SPACE_CRC_AT + 4 <= SB_WAL_POSITION_AT);
 
 /// The header: what kind of file this is.
@@ -156,6 +161,11 @@ pub struct Superblock {
     pub space: BlobRef,
     /// LSN of the last write-ahead log record this checkpoint covers (0: none).
     pub wal_position: u64,
+    /// Written by the checkpoint at close: no log record follows `wal_position`, so a missing
+    /// log loses nothing. False (the log is in use: commits after the checkpoint may be only
+    /// in the log) for every other checkpoint, and made durable before the first record after
+    /// an open (docs/recovery.md, Missing log). Files from before this flag read false.
+    pub log_closed: bool,
 }
 
 impl Superblock {
@@ -178,6 +188,12 @@ impl Superblock {
         put_u64(&mut bytes, SB_SPACE_LEN_AT, self.space.len);
         put_u32(&mut bytes, SB_SPACE_CRC_AT, self.space.crc);
         put_u64(&mut bytes, SB_WAL_POSITION_AT, self.wal_position);
+        let flags = if self.log_closed {
+            SB_FLAG_LOG_CLOSED
+        } else {
+            0
+        };
+        put_u64(&mut bytes, SB_FLAGS_AT, flags);
         let crc = crc32c::crc32c(&bytes[..SB_CRC_AT]);
         put_u32(&mut bytes, SB_CRC_AT, crc);
         bytes
@@ -229,7 +245,11 @@ impl Superblock {
                 crc: get_u32(bytes, SB_SPACE_CRC_AT),
             },
             wal_position: get_u64(bytes, SB_WAL_POSITION_AT),
+            log_closed: get_u64(bytes, SB_FLAGS_AT) & SB_FLAG_LOG_CLOSED != 0,
         };
+        if get_u64(bytes, SB_FLAGS_AT) & !SB_FLAG_LOG_CLOSED != 0 {
+            return Err(field("flags"));
+        }
         if superblock.file_id != file_id {
             return Err(field("file_id"));
         }
@@ -281,6 +301,7 @@ mod tests {
                 crc: 2,
             },
             wal_position: 0,
+            log_closed: generation % 2 == 0,
         }
     }
 

@@ -239,6 +239,8 @@ pub struct Store {
     read_only: bool,
     /// The log position (LSN) the next superblock records as covered (`set_covered_lsn`).
     covered_lsn: u64,
+    /// Whether the next superblock says the log is closed (`set_log_closed`).
+    log_closed: bool,
 }
 
 impl Store {
@@ -259,6 +261,7 @@ impl Store {
             catalog: BlobRef::default(),
             space: BlobRef::default(),
             wal_position: 0,
+            log_closed: false,
         };
         let mut store = Store {
             storage,
@@ -269,6 +272,7 @@ impl Store {
             poisoned: false,
             read_only: false,
             covered_lsn: 0,
+            log_closed: false,
         };
         store.begin_checkpoint(None)?.finish()?;
         store.commit(catalog, std::iter::empty(), 0)?;
@@ -319,6 +323,7 @@ impl Store {
             poisoned: false,
             read_only: mode.read_only || salvage,
             covered_lsn: durable.wal_position,
+            log_closed: false,
         };
         Ok((store, catalog))
     }
@@ -416,6 +421,38 @@ impl Store {
             "the covered LSN never goes back"
         );
         self.covered_lsn = lsn;
+    }
+
+    /// Whether the next checkpoint's superblock says the log is closed (only the checkpoint at
+    /// close: see [`Superblock::log_closed`]).
+    pub fn set_log_closed(&mut self, closed: bool) {
+        self.log_closed = closed;
+    }
+
+    /// Makes durable whether the log is closed ([`Superblock::log_closed`]) when the newest
+    /// superblock says otherwise: it is written again (next generation, same catalog, space map
+    /// and covered LSN) with the flag, and synced. Before the first log record after an open
+    /// (`false`), and at a close that has nothing to checkpoint (`true`: the caller knows the
+    /// log holds nothing past the covered LSN). A no-op when the flag is already so.
+    pub fn mark_log(&mut self, closed: bool) -> Result<()> {
+        if self.durable.log_closed == closed {
+            return Ok(());
+        }
+        self.check_writable()?;
+        let superblock = Superblock {
+            generation: self.durable.generation + 1,
+            log_closed: closed,
+            ..self.durable
+        };
+        let result = write_superblock(&*self.storage, &superblock);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result?;
+        self.source
+            .publish_data_end(superblock.page_count * PAGE_SIZE, superblock.generation);
+        self.durable = superblock;
+        Ok(())
     }
 
     /// Refuses writes after an I/O failure of unknown outcome.
@@ -558,19 +595,9 @@ impl Store {
             catalog: catalog_ref,
             space: space_ref,
             wal_position: self.covered_lsn,
+            log_closed: self.log_closed,
         };
-        let slot = Superblock::slot(superblock.generation);
-        // Both copies in one write (the bytes between them are zero anyway): one call, so a
-        // failed write leaves no copy in the page cache; a crash may still tear it anywhere.
-        let bytes = superblock.encode();
-        let mut both = vec![0u8; (SUPERBLOCK_COPY_OFFSETS[1] as usize) + SUPERBLOCK_LEN];
-        for copy in SUPERBLOCK_COPY_OFFSETS {
-            both[copy as usize..copy as usize + SUPERBLOCK_LEN].copy_from_slice(&bytes);
-        }
-        storage
-            .write_at(SUPERBLOCK_OFFSETS[slot], &both)
-            .map_err(Error::io("write the superblock"))?;
-        storage.sync().map_err(Error::io("sync the superblock"))?;
+        write_superblock(storage, &superblock)?;
         // Only now may the file shrink: the previous superblock's page count no longer matters.
         // No sync: a crash before the next one leaves a longer file, which is harmless.
         if file_len > page_count * PAGE_SIZE {
@@ -687,4 +714,20 @@ fn read_blob(storage: &dyn Storage, blob: BlobRef, what: &'static str) -> Result
         ));
     }
     Ok(bytes)
+}
+
+/// Writes `superblock` (both copies) into its slot and syncs.
+fn write_superblock(storage: &dyn Storage, superblock: &Superblock) -> Result<()> {
+    let slot = Superblock::slot(superblock.generation);
+    // Both copies in one write (the bytes between them are zero anyway): one call, so a
+    // failed write leaves no copy in the page cache; a crash may still tear it anywhere.
+    let bytes = superblock.encode();
+    let mut both = vec![0u8; (SUPERBLOCK_COPY_OFFSETS[1] as usize) + SUPERBLOCK_LEN];
+    for copy in SUPERBLOCK_COPY_OFFSETS {
+        both[copy as usize..copy as usize + SUPERBLOCK_LEN].copy_from_slice(&bytes);
+    }
+    storage
+        .write_at(SUPERBLOCK_OFFSETS[slot], &both)
+        .map_err(Error::io("write the superblock"))?;
+    storage.sync().map_err(Error::io("sync the superblock"))
 }

@@ -264,7 +264,13 @@ impl WriterState {
     /// An I/O error poisons the database: part of the record may be in the file, and the
     /// caller has already applied the commit to the trees (nothing of it is published).
     pub(crate) fn write_log(&mut self, shared: &Shared, record: &[u8]) -> Result<u64> {
-        match self.wal.write(record) {
+        // The first record after an open of a cleanly closed database first makes "the log is
+        // in use" durable, so a log deleted from now on is detected at open (Missing log).
+        let written = self
+            .store
+            .mark_log(false)
+            .and_then(|()| self.wal.write(record));
+        match written {
             Ok(lsn) => {
                 shared.log_bytes.store(self.wal.bytes(), Ordering::Release);
                 Ok(lsn)
