@@ -64,6 +64,10 @@ pub struct Args {
     /// before it is killed (default 16 MiB, quick 1 MiB).
     #[arg(long)]
     log_bytes: Option<u64>,
+    /// Only the load and the read-modify-write figures (`rmw_t32_*`, `abort_rate_*`): for a
+    /// large `--n` within a short run.
+    #[arg(long)]
+    rmw_only: bool,
 }
 
 /// Options of the hidden `w5-abandon` child (see `recovery_open_s` in the module docs).
@@ -148,7 +152,15 @@ pub fn run(args: Args) -> Res<()> {
     for system in &systems {
         let dir = args.dir.join(system.name());
         let _ = std::fs::remove_dir_all(&dir);
-        let result = run_system(*system, &dir, n, secs, log_bytes, &mut figures);
+        let result = run_system(
+            *system,
+            &dir,
+            n,
+            secs,
+            log_bytes,
+            args.rmw_only,
+            &mut figures,
+        );
         let _ = std::fs::remove_dir_all(&dir);
         result.map_err(|error| format!("{}: {error}", system.name()))?;
         notes.push(system.note().to_string());
@@ -225,6 +237,7 @@ fn run_system(
     n: u64,
     secs: f64,
     log_bytes: u64,
+    rmw_only: bool,
     figures: &mut Vec<Figure>,
 ) -> Res<()> {
     let db = system.open(dir, CACHE_BYTES)?;
@@ -240,6 +253,29 @@ fn run_system(
         system.name(),
         start.elapsed().as_secs_f64()
     );
+    if !rmw_only {
+        updates_checkpoint_and_commits(system, db.as_ref(), n, secs, figures)?;
+    }
+    rmw(system, db.as_ref(), n, secs, figures)?;
+    if rmw_only {
+        db.close()?;
+        return Ok(());
+    }
+    // Close, then an abandoned process and the recovering open.
+    db.close()?;
+    let seconds = recovery_open(system, dir, n, log_bytes)?;
+    push(figures, system, "recovery_open_s", seconds, "s");
+    Ok(())
+}
+
+/// The bulk updates, the checkpoint after 1% and the single-key commits (module docs).
+fn updates_checkpoint_and_commits(
+    system: System,
+    db: &dyn Kv,
+    n: u64,
+    secs: f64,
+    figures: &mut Vec<Figure>,
+) -> Res<()> {
     // Bulk updates: every 100th key, every 10th key, then every key (with the reader).
     for (op, stride) in [("bulk_update_1pct_s", 100), ("bulk_update_10pct_s", 10)] {
         let count = n.div_ceil(stride);
@@ -253,7 +289,7 @@ fn run_system(
         })?;
         push(figures, system, op, start.elapsed().as_secs_f64(), "s");
     }
-    let (update_s, ratio) = full_update_with_reader(db.as_ref(), n, secs)?;
+    let (update_s, ratio) = full_update_with_reader(db, n, secs)?;
     push(figures, system, "bulk_update_100pct_s", update_s, "s");
     push(
         figures,
@@ -299,7 +335,11 @@ fn run_system(
             "commits/s",
         );
     }
-    // Read-modify-write transactions, 32 threads.
+    Ok(())
+}
+
+/// Read-modify-write transactions, 32 threads, uniform then hot keys (module docs).
+fn rmw(system: System, db: &dyn Kv, n: u64, secs: f64, figures: &mut Vec<Figure>) -> Res<()> {
     let stride = n / HOT_KEYS;
     for (label, space) in [("uniform", n), ("hot", HOT_KEYS)] {
         let scale = if space == n { 1 } else { stride };
@@ -327,10 +367,6 @@ fn run_system(
             "ratio",
         );
     }
-    // Close, then an abandoned process and the recovering open.
-    db.close()?;
-    let seconds = recovery_open(system, dir, n, log_bytes)?;
-    push(figures, system, "recovery_open_s", seconds, "s");
     Ok(())
 }
 

@@ -173,3 +173,68 @@ fn rmw_one_thread() {
         count as f64 / batch_seconds
     );
 }
+
+#[test]
+#[ignore = "prints timings of the commit path (single-put and 1,000-put transactions); run by hand in release"]
+fn commit_path_figures() {
+    // W6's shapes without the fsync: 24-byte keys, 150-byte values, a 200k-pair table, a log in
+    // memory; transactions of one pair (individual_writes) and of 1,000 (batch_writes).
+    let pair = |i: u64| {
+        let mut state = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+        let mut next = || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let key: Vec<u8> = (0..3).flat_map(|_| next().to_le_bytes()).collect();
+        let value: Vec<u8> = (0..19)
+            .flat_map(|_| next().to_le_bytes())
+            .take(150)
+            .collect();
+        (key, value)
+    };
+    let (_, db) = common::memory_db();
+    db.create_table("t").unwrap();
+    // ARTDB_FIGURES_SMALL=1: a quarter of the sizes (for callgrind).
+    let small = std::env::var_os("ARTDB_FIGURES_SMALL").is_some();
+    let shrink = if small { 4 } else { 1 };
+    let n = 200_000u64 / shrink;
+    db.transact(|txn| {
+        for i in 0..n {
+            let (k, v) = pair(i);
+            txn.insert("t", &k, &v)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.checkpoint().unwrap();
+    let singles = 20_000u64 / shrink;
+    let started = Instant::now();
+    for i in n..n + singles {
+        let (k, v) = pair(i);
+        db.transact(|txn| txn.insert("t", &k, &v)).unwrap();
+    }
+    let single_us = started.elapsed().as_secs_f64() * 1e6 / singles as f64;
+    let batches = 100u64 / shrink;
+    let first = n + singles;
+    let started = Instant::now();
+    for b in 0..batches {
+        db.transact(|txn| {
+            for i in first + b * 1000..first + (b + 1) * 1000 {
+                let (k, v) = pair(i);
+                txn.insert("t", &k, &v)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    let batch_us = started.elapsed().as_secs_f64() * 1e6 / batches as f64;
+    let stats = db.stats().unwrap().txn;
+    println!(
+        "commit path: 1-pair transaction {single_us:.1} us, 1,000-pair transaction {batch_us:.0} us \
+         (tables installed {}, reapplied {})",
+        stats.tables_installed_at_commit, stats.tables_reapplied_at_commit
+    );
+}

@@ -58,7 +58,9 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
             .encode(&log_ops(&catalog, &writes)?, shared.pipeline.durable_lsn())?;
         let (record, touched) = apply(state, &shared, catalog, writes)?;
         let lsn = state.write_log(&shared, &log_record)?;
-        let seq = state.history.push(record);
+        // This transaction is still registered: index only if another writer is live.
+        let others_live = shared.live.writers() > 1;
+        let seq = state.history.push(record, others_live);
         state.enqueue_commit(&shared, lsn, &touched, durability);
         txn.live = None;
         prune(&shared, state);

@@ -92,13 +92,17 @@ impl History {
         self.seq
     }
 
-    /// Records a commit of `tables`; returns its seq.
-    pub fn push(&mut self, tables: BTreeMap<String, Written>) -> u64 {
+    /// Records a commit of `tables`; returns its seq. `index`: enter its small write sets in
+    /// the key index. Without it validation checks the record directly (as it does a large
+    /// one), which is cheaper when few transactions can need it: the committer passes `false`
+    /// when no other write transaction is live (only those beginning before its publication
+    /// can see it at all), saving the entering and the later removal of every key.
+    pub fn push(&mut self, tables: BTreeMap<String, Written>, index: bool) -> u64 {
         self.seq += 1;
         let seq = self.seq;
         let mut indexed = Vec::new();
         for (table, written) in &tables {
-            if small(written) {
+            if index && small(written) {
                 let index = self.index.entry(table.clone()).or_default();
                 let complete =
                     for_each_key(written, |key| index.set(key, &seq.to_be_bytes()).map(drop));
@@ -121,7 +125,7 @@ impl History {
             .into_iter()
             .map(|name| (name.to_string(), Written::Whole))
             .collect();
-        self.push(tables)
+        self.push(tables, false)
     }
 
     /// Drops the records with `seq <= keep_after` (and their keys from the index).
@@ -135,7 +139,7 @@ impl History {
                 break;
             };
             for (table, written) in &record.tables {
-                if !small(written) {
+                if !record.indexed(table) {
                     continue;
                 }
                 let Some(index) = self.index.get_mut(table) else {
