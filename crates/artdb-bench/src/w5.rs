@@ -13,6 +13,10 @@
 //!   rewritten in one commit, then the system's checkpoint is timed and the bytes the process
 //!   wrote meanwhile (`/proc/self/io` `write_bytes`) counted; systems without such a step
 //!   (redb, LMDB: every commit writes its pages in place) have no row;
+//! - `commit_max_ms_idle`, `commit_max_ms_during_checkpoint`: the longest single-key durable
+//!   commit of one committing thread in 0.3 s alone, and the longest that overlapped a
+//!   checkpoint (after 1% of the keys changed) run beside it: how long commits wait for a
+//!   checkpoint (systems with a checkpoint step only);
 //! - `commit_t1`, `commit_t2`, `commit_t8`, `commit_t32`: that many threads each committing
 //!   single-key durable updates of uniform keys for `--secs`: total commits per second;
 //! - `rmw_t32_uniform`, `rmw_t32_hot` with `abort_rate_uniform`, `abort_rate_hot`: 32 threads of
@@ -321,6 +325,23 @@ fn updates_checkpoint_and_commits(
             "bytes",
         );
     }
+    // How long single commits wait while a checkpoint (of 1% changed keys) runs beside them.
+    if let Some((idle_ms, during_ms, checkpoint_ms)) =
+        commit_wait_during_checkpoint(db.as_ref(), n)?
+    {
+        push(figures, system, "commit_max_ms_idle", idle_ms, "ms");
+        push(
+            figures,
+            system,
+            "commit_max_ms_during_checkpoint",
+            during_ms,
+            "ms",
+        );
+        println!(
+            "           commit latency: max {idle_ms:.2} ms idle, max {during_ms:.2} ms during a \
+             {checkpoint_ms:.1} ms checkpoint"
+        );
+    }
     // Single-key durable commits.
     for threads in [1usize, 2, 8, 32] {
         let (commits, _, elapsed) = timed_threads(threads, secs, |rng| {
@@ -368,6 +389,65 @@ fn rmw(system: System, db: &dyn Kv, n: u64, secs: f64, figures: &mut Vec<Figure>
         );
     }
     Ok(())
+}
+
+/// `commit_max_ms_idle` and `commit_max_ms_during_checkpoint`: one thread commits single keys
+/// durably in a loop, timing each; for 0.3 s nothing else runs (idle), then 1% of the keys are
+/// rewritten and a checkpoint runs beside the committer. Returns the longest commit of the idle
+/// window, the longest commit that overlapped the checkpoint, and the checkpoint's length
+/// (`None` for systems without a checkpoint step).
+fn commit_wait_during_checkpoint(db: &dyn Kv, n: u64) -> Res<Option<(f64, f64, f64)>> {
+    let done = AtomicBool::new(false);
+    let origin = Instant::now();
+    let (commits, window) = std::thread::scope(|scope| -> Res<_> {
+        let committer = scope.spawn(|| -> Res<Vec<(Duration, Duration)>> {
+            let mut rng = StdRng::seed_from_u64(5);
+            let mut spans = Vec::new();
+            while !done.load(Ordering::Acquire) {
+                let i = rng.gen_range(0..n);
+                let start = origin.elapsed();
+                db.put(&key(i), &value(i, 7))?;
+                spans.push((start, origin.elapsed()));
+            }
+            Ok(spans)
+        });
+        let run = || -> Res<Option<(Duration, Duration, Duration)>> {
+            std::thread::sleep(Duration::from_millis(300));
+            let idle_end = origin.elapsed();
+            db.write_before_checkpoint(n.div_ceil(100), &mut |j, k, v| {
+                let i = (j * 100 + 2).min(n - 1);
+                k.clear();
+                k.extend_from_slice(&key(i));
+                v.clear();
+                v.extend_from_slice(&value(i, 7));
+            })?;
+            let start = origin.elapsed();
+            let ran = db.checkpoint()?;
+            let end = origin.elapsed();
+            std::thread::sleep(Duration::from_millis(50));
+            Ok(ran.then_some((idle_end, start, end)))
+        };
+        let window = run();
+        done.store(true, Ordering::Release);
+        let commits = committer
+            .join()
+            .map_err(|_| "the committer thread panicked")??;
+        Ok((commits, window?))
+    })?;
+    let Some((idle_end, start, end)) = window else {
+        return Ok(None);
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let longest = |keep: &dyn Fn(&(Duration, Duration)) -> bool| {
+        commits
+            .iter()
+            .filter(|span| keep(span))
+            .map(|&(a, b)| ms(b - a))
+            .fold(0.0f64, f64::max)
+    };
+    let idle = longest(&|&(_, b)| b <= idle_end);
+    let during = longest(&|&(a, b)| a < end && b > start);
+    Ok(Some((idle, during, ms(end - start))))
 }
 
 /// The 100% update timed, with a reader on one snapshot before and during it.
