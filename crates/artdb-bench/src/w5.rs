@@ -326,9 +326,7 @@ fn updates_checkpoint_and_commits(
         );
     }
     // How long single commits wait while a checkpoint (of 1% changed keys) runs beside them.
-    if let Some((idle_ms, during_ms, checkpoint_ms)) =
-        commit_wait_during_checkpoint(db.as_ref(), n)?
-    {
+    if let Some((idle_ms, during_ms, checkpoint_ms)) = commit_wait_during_checkpoint(db, n)? {
         push(figures, system, "commit_max_ms_idle", idle_ms, "ms");
         push(
             figures,
