@@ -135,7 +135,10 @@ impl Transaction {
         let base = self.base(table)?;
         // Looked up first, so a transaction of many writes allocates no name per write.
         if !self.writes.contains_key(table) {
-            let set = WriteSet::new(base);
+            // A fork pays off only if no other commit changes the table first: likely when no
+            // other write transaction is live now (this one counts itself).
+            let alone = self.shared.live.writers() <= 1;
+            let set = WriteSet::new(base, alone);
             self.writes.insert(table.to_string(), set);
         }
         self.writes

@@ -13,7 +13,10 @@
 //! the snapshot, the fork's tree is installed as the table's (`Tree::install`: nothing is
 //! copied again). Its memory is the paths it changed (the tree's density over the changed keys).
 //! If a change to it fails (an unreadable persisted node), it is dropped and the commit applies
-//! the changes instead.
+//! the changes instead. The fork is kept only when no other write transaction is live as the
+//! transaction first writes the table: with others live, some other commit usually changes the
+//! table first, the install is refused, and the fork would only double the copying (W5's
+//! 32-thread read-modify-write ran at about half the rate with forks always on).
 //!
 //! The read set (serializable only) holds point reads in a tree (a key set) and scanned ranges
 //! as a list of key ranges (what an iterator consumed from each end; a cursor's visited span).
@@ -34,12 +37,13 @@ pub(crate) struct WriteSet {
 }
 
 impl WriteSet {
-    /// An empty write set over the table's snapshot `base`.
-    pub fn new(base: &Snapshot) -> WriteSet {
+    /// An empty write set over the table's snapshot `base`; `fork`: keep a fork of it (see the
+    /// module docs; the caller decides whether an install is likely).
+    pub fn new(base: &Snapshot, fork: bool) -> WriteSet {
         WriteSet {
             puts: Tree::new(),
             dels: Tree::new(),
-            fork: (!base.is_empty()).then(|| base.fork()),
+            fork: (fork && !base.is_empty()).then(|| base.fork()),
         }
     }
 
