@@ -362,9 +362,13 @@ impl Wal {
     /// Starts a new cycle after a checkpoint that covers `covered_lsn` (every record) is
     /// durable: writes the next epoch's header into the other slot and syncs; only then zeroes
     /// the first record header (so the next open stops there at once) and shrinks the file to
-    /// `keep_bytes` if it grew past them, and syncs again. Zeroing before the new header is
-    /// durable could tear the first record of a cycle whose header is still the valid one,
-    /// which the next open would have to call corruption.
+    /// `keep_bytes` if it grew past them. Zeroing before the new header is durable could tear
+    /// the first record of a cycle whose header is still the valid one, which the next open
+    /// would have to call corruption. The zeroing and the shrink are not synced here (one sync
+    /// fewer while the checkpoint holds the writer lock): the next commit's sync covers them
+    /// (same file), and if a crash loses them first, the old record there fails the new epoch's
+    /// checksum with no valid record of the new epoch after it (a cut tail: open checkpoints
+    /// and recycles again), and a longer file is harmless.
     pub fn recycle(&mut self, covered_lsn: u64, keep_bytes: u64) -> Result<()> {
         debug_assert!(
             covered_lsn + 1 >= self.next_lsn,
@@ -395,9 +399,6 @@ impl Wal {
                 .map_err(Error::io("shrink the log"))?;
             self.allocated = keep;
         }
-        self.storage
-            .sync()
-            .map_err(Error::io("sync the log reset"))?;
         Ok(())
     }
 
