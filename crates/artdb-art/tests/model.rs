@@ -3,13 +3,16 @@
 //!
 //! Key classes: dense integers, sparse random u64, random byte strings of length 0..64, keys that
 //! share a long prefix, and keys over a two-letter alphabet (many keys are prefixes of others,
-//! and the empty key is common). Scale with ARTDB_TEST_SCALE (default 1 = a few seconds);
-//! proptest prints the failing seed and a minimal case.
+//! and the empty key is common), and keys at the length limit (`KEY_LEN_MAX` and just under).
+//! Range bounds and cursor targets are pool keys, sometimes stretched by a few bytes, so they
+//! are drawn longer than any key can be too (a bound is compared, never stored: issue 8 item
+//! 10). Scale with ARTDB_TEST_SCALE (default 1 = a few seconds); proptest prints the failing seed
+//! and a minimal case.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use artdb_art::{Snapshot, Tree};
+use artdb_art::{Snapshot, Tree, KEY_LEN_MAX};
 use proptest::prelude::*;
 
 fn scale() -> u32 {
@@ -35,9 +38,9 @@ enum Op {
     Set(usize, Vec<u8>),
     Remove(usize),
     Get(usize),
-    Range(Bound<usize>, Bound<usize>, Vec<bool>),
+    Range(Bound<Pick>, Bound<Pick>, Vec<bool>),
     Prefix(usize, usize),
-    Cursor(usize, bool, Vec<bool>),
+    Cursor(Pick, bool, Vec<bool>),
     FirstLast,
     Snapshot,
 }
@@ -49,11 +52,19 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-fn bound() -> impl Strategy<Value = Bound<usize>> {
+/// A pool key for a bound or a cursor target, and how far to stretch it past its end (0: not
+/// at all; see [`stretched`]).
+type Pick = (usize, u8);
+
+fn target() -> impl Strategy<Value = Pick> {
+    (any::<usize>(), prop_oneof![4 => Just(0u8), 1 => 1u8..=4])
+}
+
+fn bound() -> impl Strategy<Value = Bound<Pick>> {
     prop_oneof![
         Just(Bound::Unbounded),
-        any::<usize>().prop_map(Bound::Included),
-        any::<usize>().prop_map(Bound::Excluded),
+        target().prop_map(Bound::Included),
+        target().prop_map(Bound::Excluded),
     ]
 }
 
@@ -67,7 +78,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (bound(), bound(), proptest::collection::vec(any::<bool>(), 0..12))
             .prop_map(|(a, b, d)| Op::Range(a, b, d)),
         1 => (any::<usize>(), 0usize..12).prop_map(|(k, n)| Op::Prefix(k, n)),
-        1 => (any::<usize>(), any::<bool>(), proptest::collection::vec(any::<bool>(), 0..12))
+        1 => (target(), any::<bool>(), proptest::collection::vec(any::<bool>(), 0..12))
             .prop_map(|(k, b, s)| Op::Cursor(k, b, s)),
         1 => Just(Op::FirstLast),
         1 => Just(Op::Snapshot),
@@ -78,10 +89,25 @@ fn pick(pool: &[Vec<u8>], index: usize) -> &[u8] {
     &pool[index % pool.len()]
 }
 
-fn map_bound(pool: &[Vec<u8>], bound: &Bound<usize>) -> Bound<Vec<u8>> {
+/// The pool key of `pick`, stretched by 1 or 3 bytes of 0x00 or 0xFF (so a key at the length
+/// limit becomes a bound longer than any key, just above it).
+fn stretched(pool: &[Vec<u8>], (index, stretch): Pick) -> Vec<u8> {
+    let mut key = pick(pool, index).to_vec();
+    let (fill, count) = match stretch {
+        0 => (0, 0),
+        1 => (0x00, 1),
+        2 => (0xFF, 1),
+        3 => (0x00, 3),
+        _ => (0xFF, 3),
+    };
+    key.resize(key.len() + count, fill);
+    key
+}
+
+fn map_bound(pool: &[Vec<u8>], bound: &Bound<Pick>) -> Bound<Vec<u8>> {
     match bound {
-        Bound::Included(i) => Bound::Included(pick(pool, *i).to_vec()),
-        Bound::Excluded(i) => Bound::Excluded(pick(pool, *i).to_vec()),
+        Bound::Included(p) => Bound::Included(stretched(pool, *p)),
+        Bound::Excluded(p) => Bound::Excluded(stretched(pool, *p)),
         Bound::Unbounded => Bound::Unbounded,
     }
 }
@@ -124,8 +150,17 @@ fn check_get_many(tree: &Tree, model: &Model, pool: &[Vec<u8>]) {
             probes.push(shorter.to_vec());
         }
     }
-    let keys: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
     let mut values = Vec::new();
+    // A batch holding a key over the limit is refused as a whole, as `get` refuses it.
+    if let Some(long) = probes.iter().find(|key| key.len() > KEY_LEN_MAX) {
+        let refused = tree.get_many(&[&long[..]], &mut values);
+        assert!(
+            matches!(refused, Err(artdb_art::Error::KeyTooLarge { .. })),
+            "{refused:?}"
+        );
+    }
+    probes.retain(|key| key.len() <= KEY_LEN_MAX);
+    let keys: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
     for batch in [1usize, 7, 16, 33] {
         for chunk in keys.chunks(batch) {
             tree.get_many(chunk, &mut values).unwrap();
@@ -207,10 +242,20 @@ fn apply(
             assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
             let mut missing = key.to_vec();
             missing.push(0x5A);
-            assert_eq!(
-                tree.get(&missing).unwrap(),
-                model.get(&missing).map(Vec::as_slice)
-            );
+            if missing.len() > KEY_LEN_MAX {
+                // A lookup key is checked like a stored one (unlike a range bound): a typed
+                // error that names the limit, not a silent miss.
+                let refused = tree.get(&missing);
+                assert!(
+                    matches!(refused, Err(artdb_art::Error::KeyTooLarge { .. })),
+                    "{refused:?}"
+                );
+            } else {
+                assert_eq!(
+                    tree.get(&missing).unwrap(),
+                    model.get(&missing).map(Vec::as_slice)
+                );
+            }
         }
         Op::Range(a, b, directions) => {
             let lower = map_bound(pool, a);
@@ -248,7 +293,7 @@ fn apply(
             assert_eq!(got_back, want.into_iter().rev().collect::<Vec<_>>());
         }
         Op::Cursor(k, at_or_before, steps) => {
-            cursor_walk(tree, model, pick(pool, *k), *at_or_before, steps)
+            cursor_walk(tree, model, &stretched(pool, *k), *at_or_before, steps)
         }
         Op::FirstLast => {
             let first = tree.first().unwrap().map(|(k, v)| (k, v.to_vec()));
@@ -367,6 +412,21 @@ proptest! {
             key
         }),
         1..200,
+    )) {
+        run(case.0, case.1);
+    }
+
+    /// Keys of `KEY_LEN_MAX - 4 ..= KEY_LEN_MAX` bytes sharing all but their last few: a
+    /// stretched bound or cursor target is then longer than any key can be.
+    #[test]
+    fn keys_at_the_length_limit(case in pool_and_ops(
+        proptest::collection::vec(prop_oneof![Just(0x00u8), Just(0x7F), Just(0xFF)], 0..=4)
+            .prop_map(|tail| {
+                let mut key = vec![b'L'; KEY_LEN_MAX - 4];
+                key.extend(tail);
+                key
+            }),
+        1..40,
     )) {
         run(case.0, case.1);
     }
