@@ -76,6 +76,36 @@ fn a_create_is_private_until_commit_and_two_creates_of_one_name_do_not_both_comm
 }
 
 #[test]
+fn a_serializable_transaction_that_saw_no_table_conflicts_with_its_concurrent_create() {
+    for serializable in [false, true] {
+        let (_, db) = common::memory_db();
+        db.create_table("y").unwrap();
+        let options = if serializable {
+            WriteOptions::with_isolation(Isolation::Serializable)
+        } else {
+            WriteOptions::default()
+        };
+        let mut reader = db.begin_write(options).unwrap();
+        assert!(matches!(
+            reader.get("x", b"k"),
+            Err(Error::TableNotFound { .. })
+        ));
+        reader.insert("y", b"saw-no-x", b"1").unwrap();
+        db.transact(|txn| {
+            txn.create_table("x")?;
+            txn.insert("x", b"k", b"v")
+        })
+        .unwrap();
+        let result = reader.commit();
+        if serializable {
+            assert!(is_conflict(result), "read skew over the catalog");
+        } else {
+            result.unwrap();
+        }
+    }
+}
+
+#[test]
 fn a_drop_conflicts_with_a_writer_of_the_table_in_either_order() {
     for options in both_levels() {
         for drop_first in [true, false] {

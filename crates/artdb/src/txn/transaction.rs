@@ -102,12 +102,17 @@ impl Transaction {
                 name: table.to_string(),
             });
         }
-        self.published
-            .tables
-            .get(table)
-            .ok_or_else(|| Error::TableNotFound {
-                name: table.to_string(),
-            })
+        match self.published.tables.get(table) {
+            Some(snapshot) => Ok(snapshot),
+            None => {
+                // It saw that the table does not exist: a serializable transaction read that
+                // (a whole-table read, so a concurrent create of it conflicts).
+                self.note_range(table, (Bound::Unbounded, Bound::Unbounded));
+                Err(Error::TableNotFound {
+                    name: table.to_string(),
+                })
+            }
+        }
     }
 
     fn note_point(&self, table: &str, key: &[u8]) -> Result<()> {
