@@ -222,14 +222,18 @@ impl Transaction {
         Ok(was_put || (in_base && !was_removed))
     }
 
-    /// Number of keys in `table` as this transaction sees it (O(keys it put); a serializable
-    /// transaction records a read of the whole table).
+    /// Number of keys in `table` as this transaction sees it (O(1) with a fork, else O(keys it
+    /// put); a serializable transaction records a read of the whole table).
     pub fn len(&self, table: &str) -> Result<u64> {
         let base = self.base(table)?;
         self.note_range(table, (Bound::Unbounded, Bound::Unbounded));
         let Some(set) = self.writes.get(table) else {
             return Ok(base.len());
         };
+        if let Some(fork) = &set.fork {
+            // The snapshot with this transaction's changes keeps its length: O(1).
+            return Ok(fork.len());
+        }
         let mut added = 0u64;
         for item in set.puts.iter() {
             let (key, _) = item.map_err(from_tree)?;
