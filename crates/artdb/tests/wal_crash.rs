@@ -327,3 +327,131 @@ fn group_commit_crash_keeps_every_acknowledged_commit_whole() {
         }
     }
 }
+
+/// Issue 9 item 6: commits go on while a checkpoint syncs its pages and its superblock (the
+/// writer lock is released then). Power lost at every sync number of a run where two threads
+/// commit while a third checkpoints in a loop (kept, dropped, torn): the images open to every
+/// acknowledged commit of each thread, at most one more, never part of one, and verify.
+#[test]
+fn crash_at_every_sync_of_checkpoints_with_commits_beside_them() {
+    let threads = 2u8;
+    let syncs_max = 160 * artdb_testkit::scale();
+    let modes = |n: u64| {
+        [
+            CrashMode::Keep,
+            CrashMode::Drop,
+            CrashMode::Tear { seed: n },
+        ]
+    };
+    let mut checkpoints_total = 0u64;
+    for crash_at in 1..=syncs_max {
+        for mode in modes(crash_at) {
+            let machine = Machine::new();
+            let (file, log) = machine.storages();
+            // The database file's syncs take a little time, as a disk's do: the window in
+            // which the checkpoint has released the writer lock is long enough for commits.
+            let file = Arc::new(SlowSync(file)) as Arc<dyn Storage>;
+            let db = Arc::new(Db::create_in_with_log(file, log, options()).unwrap());
+            db.create_table("a").unwrap();
+            db.create_table("b").unwrap();
+            machine
+                .file
+                .crash_at_sync(machine.file.syncs() + crash_at, mode);
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let checkpointer = {
+                let db = Arc::clone(&db);
+                let done = Arc::clone(&done);
+                std::thread::spawn(move || {
+                    let mut checkpoints = 0u64;
+                    while !done.load(std::sync::atomic::Ordering::Acquire) {
+                        if db.checkpoint().is_err() {
+                            break;
+                        }
+                        checkpoints += 1;
+                    }
+                    checkpoints
+                })
+            };
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let db = Arc::clone(&db);
+                    std::thread::spawn(move || {
+                        let mut acked = 0u32;
+                        for i in 0u32..40 {
+                            let key = [vec![t], i.to_be_bytes().to_vec()].concat();
+                            let result = db.write().and_then(|mut txn| {
+                                txn.insert("a", &key, &[7; 300])?;
+                                txn.insert("b", &key, b"y")?;
+                                txn.commit()
+                            });
+                            if result.is_err() {
+                                break;
+                            }
+                            acked = i + 1;
+                        }
+                        acked
+                    })
+                })
+                .collect();
+            let acked: Vec<u32> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            done.store(true, std::sync::atomic::Ordering::Release);
+            checkpoints_total += checkpointer.join().unwrap();
+            drop(db);
+            let context = format!("crash at sync {crash_at} {mode:?}");
+            let (file, log) = machine.images();
+            let (_, reopened) =
+                open_images(&file, &log).unwrap_or_else(|e| panic!("{context}: reopen: {e}"));
+            let state = dump(&reopened).unwrap();
+            assert_eq!(
+                state["a"].keys().collect::<Vec<_>>(),
+                state["b"].keys().collect::<Vec<_>>(),
+                "{context}: a commit was split"
+            );
+            for t in 0..threads {
+                let present: Vec<u32> = state["a"]
+                    .keys()
+                    .filter(|k| k[0] == t)
+                    .map(|k| u32::from_be_bytes([k[1], k[2], k[3], k[4]]))
+                    .collect();
+                let prefix: Vec<u32> = (0..present.len() as u32).collect();
+                assert_eq!(present, prefix, "{context} thread {t}: not a prefix");
+                let acked = acked[usize::from(t)];
+                assert!(
+                    present.len() as u32 >= acked && present.len() as u32 <= acked + 1,
+                    "{context} thread {t}: {acked} acknowledged, {} present",
+                    present.len()
+                );
+            }
+            assert!(reopened.verify().unwrap().is_ok(), "{context}");
+        }
+    }
+    assert!(
+        checkpoints_total > 0,
+        "no checkpoint completed before a crash"
+    );
+}
+
+/// A storage whose sync sleeps 300 microseconds before the real one.
+struct SlowSync(Arc<dyn Storage>);
+
+impl Storage for SlowSync {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.0.read_at(offset, buf)
+    }
+    fn write_at(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.0.write_at(offset, data)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        std::thread::sleep(std::time::Duration::from_micros(300));
+        self.0.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.0.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn map(&self, len: u64) -> std::io::Result<artdb::io::Map> {
+        self.0.map(len)
+    }
+}

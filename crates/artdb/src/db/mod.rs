@@ -3,7 +3,8 @@
 //!
 //! Concurrency: any number of write transactions ([`crate::Transaction`], `Db::begin_write`,
 //! see `txn`) run at once and take the writer lock only for their short commit; a write batch
-//! ([`WriteTxn`], `Db::write`) or a checkpoint holds it throughout; any number of readers, each
+//! ([`WriteTxn`], `Db::write`) holds it throughout, a checkpoint all but its syncs (below); any
+//! number of readers, each
 //! a [`ReadTxn`] snapshot taken in O(tables) under a read lock and never blocked afterwards. What readers see is the *published* state: a tree snapshot per
 //! table, replaced at every commit and checkpoint.
 //!
@@ -18,6 +19,10 @@
 //! step as the publish (see `txn/pins.rs` for why). A failure before the store commit leaves the trees
 //! as they were; an I/O failure poisons the store. A checkpoint first flushes the pipeline (every
 //! commit durable and published), and after its superblock is durable recycles the log.
+//! `Db::checkpoint` and the automatic checkpoint (`checkpoint_beside_commits`) adopt and
+//! publish before the store commit and release the writer lock during its two syncs, so commits
+//! go on; then an ordinary checkpoint covers the commits made meanwhile and recycles the log
+//! (docs/recovery.md, "Commits beside a checkpoint").
 
 mod backup;
 mod catalog;
@@ -419,6 +424,7 @@ impl Db {
             durability: options.durability,
             checkpoint_threshold_bytes: options.checkpoint_threshold_bytes,
             checkpoint: checkpoint_after_commit,
+            checkpoint_lock: Mutex::new(()),
             #[cfg(test)]
             hook: Mutex::new(None),
         };
@@ -470,9 +476,14 @@ impl Db {
     /// finish. Write transactions of [`Db::begin_write`] need no waiting for: they hold no lock
     /// until their short commit and change nothing shared before it, so the checkpoint persists
     /// the state committed so far and their later commit goes to the log as usual.
+    ///
+    /// Commits go on while it syncs its pages and its superblock; they wait while it writes
+    /// its pages into the page cache and while a short second checkpoint covers the commits
+    /// made meanwhile (docs/recovery.md, "Commits beside a checkpoint").
     pub fn checkpoint(&self) -> Result<CheckpointStats> {
-        let mut state = self.shared.writer.lock();
-        state.checkpoint(&self.shared, false)
+        let _checkpointing = self.shared.checkpoint_lock.lock();
+        let state = self.shared.writer.lock();
+        checkpoint_beside_commits(&self.shared, state)
     }
 
     /// A checkpoint that does not wait for a write batch in progress: that batch, and every
@@ -481,6 +492,7 @@ impl Db {
     /// runs.
     pub fn force_checkpoint(&self) -> Result<CheckpointStats> {
         self.shared.abort_generation.fetch_add(1, Ordering::AcqRel);
+        let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         state.checkpoint(&self.shared, false)
     }
@@ -498,12 +510,14 @@ impl Db {
     /// when the pages in use have grown by half since the last compaction), so that the file
     /// shrinks to about the size of its data.
     pub fn compact(&self) -> Result<CheckpointStats> {
+        let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         state.checkpoint(&self.shared, true)
     }
 
     /// Checkpoints if anything changed, then closes the database.
     pub fn close(self) -> Result<()> {
+        let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         let result = state.checkpoint_at_close(&self.shared);
         state.closed = true;
@@ -512,6 +526,7 @@ impl Db {
 
     /// Figures about the tables and the file (cheap: reads no node).
     pub fn stats(&self) -> Result<DbStats> {
+        let _checkpointing = self.shared.checkpoint_lock.lock();
         let state = self.shared.writer.lock();
         let published = Arc::clone(&self.shared.published.read());
         let tables = published
@@ -569,6 +584,7 @@ impl Db {
     pub fn verify(&self) -> Result<VerifyReport> {
         let mut report = VerifyReport::default();
         {
+            let _checkpointing = self.shared.checkpoint_lock.lock();
             let mut state = self.shared.writer.lock();
             let (problems, notes) = state.store.verify_superblocks()?;
             report.problems.extend(problems);
@@ -647,6 +663,7 @@ impl Db {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         self.shared.check_writable(&state)?;
         self.shared.flush_log(&state)?;
@@ -700,6 +717,7 @@ impl Db {
 
 impl Drop for Db {
     fn drop(&mut self) {
+        let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         if self.options.checkpoint_on_drop && !state.closed {
             // Errors cannot be reported from drop; `close` reports them.
@@ -743,8 +761,16 @@ impl Shared {
 /// The checkpoint a commit triggers once the log passed its threshold ([`Shared::checkpoint`],
 /// called under the writer lock). Its error is not the commit's (that is durable): an I/O
 /// error poisons the database and the next write says so.
-fn checkpoint_after_commit(shared: &Shared, state: &mut WriterState) {
-    let _ = state.checkpoint(shared, false);
+fn checkpoint_after_commit(shared: &Shared) {
+    // One checkpoint at a time; a commit during a running one does not wait for it (the
+    // running one recycles the log, or the next commit triggers again).
+    let Some(_checkpointing) = shared.checkpoint_lock.try_lock() else {
+        return;
+    };
+    let state = shared.writer.lock();
+    if state.wal.bytes() > shared.checkpoint_threshold_bytes && !state.closed {
+        let _ = checkpoint_beside_commits(shared, state);
+    }
 }
 
 impl WriterState {
@@ -777,8 +803,31 @@ impl WriterState {
             || self.tables.values().any(|table| table.dirty)
     }
 
-    /// The checkpoint (see the module docs).
+    /// The checkpoint (see the module docs), holding the writer lock throughout.
     fn checkpoint(&mut self, shared: &Shared, force_compact: bool) -> Result<CheckpointStats> {
+        let written = self.checkpoint_pages(shared, force_compact)?;
+        let superblock = self.store.commit(
+            &written.catalog_bytes,
+            written.released.iter().copied(),
+            written.epoch,
+        )?;
+        shared.at_step(CheckpointStep::StoreCommitted);
+        if written.compact {
+            self.compact_baseline_pages = Some(self.store.usage()?.used_pages());
+        }
+        self.adopt_and_publish(shared, &written.roots)?;
+        self.recycle_log(shared, written.covered_lsn)?;
+        Ok(checkpoint_stats(
+            superblock.generation,
+            written.counts,
+            &written.catalog_bytes,
+            written.roots.len(),
+        ))
+    }
+
+    /// Steps 1 and 2 of a checkpoint (module docs): flushes the pipeline, notes the covered
+    /// LSN, writes every changed table's nodes; returns what the store commit needs.
+    fn checkpoint_pages(&mut self, shared: &Shared, force_compact: bool) -> Result<Written> {
         shared.check_writable(self)?;
         shared.flush_log(self)?;
         let covered_lsn = self.wal.last_lsn();
@@ -836,14 +885,27 @@ impl WriterState {
         let catalog_bytes = self.catalog_with(&roots);
         let mut released = self.take_released();
         released.extend(compacted_released);
-        let superblock = self.store.commit(&catalog_bytes, released, epoch)?;
-        shared.at_step(CheckpointStep::StoreCommitted);
-        if compact {
-            self.compact_baseline_pages = Some(self.store.usage()?.used_pages());
-        }
+        Ok(Written {
+            covered_lsn,
+            epoch,
+            compact,
+            roots,
+            counts,
+            catalog_bytes,
+            released,
+        })
+    }
+
+    /// Switches each written table onto its persisted root and publishes the new version as
+    /// the first of the next epoch.
+    fn adopt_and_publish(
+        &mut self,
+        shared: &Shared,
+        roots: &[(String, ChildWord, u64)],
+    ) -> Result<()> {
         let source = shared.tree_source();
         let mut touched = Vec::new();
-        for (name, root, len) in &roots {
+        for (name, root, len) in roots {
             if let Some(table) = self.tables.get_mut(name) {
                 let adopted = table.tree.adopt_persisted(*root, *len, Arc::clone(&source));
                 if let Err(error) = adopted {
@@ -867,13 +929,7 @@ impl WriterState {
         // not. The pages become reusable once no pin `<= epoch` is live (space.rs).
         shared.publish_with(self, &touched, true);
         shared.at_step(CheckpointStep::Published);
-        self.recycle_log(shared, covered_lsn)?;
-        Ok(checkpoint_stats(
-            superblock.generation,
-            counts,
-            &catalog_bytes,
-            roots.len(),
-        ))
+        Ok(())
     }
 
     /// Whether this checkpoint rewrites every table compactly: when the pages in use have grown
@@ -990,6 +1046,81 @@ impl WriterState {
         });
         catalog::encode(entries)
     }
+}
+
+/// What [`WriterState::checkpoint_pages`] wrote, for the store commit and the adoption.
+struct Written {
+    covered_lsn: u64,
+    epoch: u64,
+    compact: bool,
+    roots: Vec<(String, ChildWord, u64)>,
+    counts: WriteCounts,
+    catalog_bytes: Vec<u8>,
+    released: Vec<u64>,
+}
+
+/// The checkpoint of `Db::checkpoint` and of the automatic trigger: commits go on during its two
+/// syncs (docs/recovery.md, "Commits beside a checkpoint"). Call with the checkpoint lock held
+/// and the writer lock in `state`.
+///
+/// 1. Under the writer lock: flush, write the pages of the version at LSN `L` (the blocking
+///    checkpoint's steps 1 to 3), write the blobs, then switch the trees onto the new roots and
+///    publish them as the next epoch (their pages are in the page cache; a failed sync later
+///    poisons the database, and a page that cannot be read back is `Corruption`, never another
+///    value: pages are checksummed).
+/// 2. Without it: sync the pages. Under it: write the superblock covering `L`. Without it: sync.
+///    Commits meanwhile append records after `L` to the log and change the adopted trees.
+/// 3. Under it: the superblock is the durable one. If no record came after `L`, recycle the log;
+///    else run the blocking checkpoint for those commits only (few pages), which recycles it:
+///    commits wait for that short one.
+fn checkpoint_beside_commits(
+    shared: &Shared,
+    mut state: parking_lot::MutexGuard<'_, WriterState>,
+) -> Result<CheckpointStats> {
+    if state.store.durable().log_closed {
+        // The first record after a clean close writes a superblock of its own (Missing log):
+        // not while this checkpoint's superblock is being made.
+        return state.checkpoint(shared, false);
+    }
+    let written = state.checkpoint_pages(shared, false)?;
+    let prepared = state.store.commit_prepare(
+        &written.catalog_bytes,
+        written.released.iter().copied(),
+        written.epoch,
+    )?;
+    state.adopt_and_publish(shared, &written.roots)?;
+    let storage = Arc::clone(state.store.storage());
+    drop(state);
+    let synced = storage.sync();
+    let mut state = shared.writer.lock();
+    if let Err(source) = synced {
+        state.store.commit_failed();
+        return Err(Error::io("sync the checkpoint's pages")(source));
+    }
+    state.store.commit_write_superblock(&prepared)?;
+    drop(state);
+    let synced = storage.sync();
+    let mut state = shared.writer.lock();
+    if let Err(source) = synced {
+        state.store.commit_failed();
+        return Err(Error::io("sync the superblock")(source));
+    }
+    let superblock = state.store.commit_finish(prepared)?;
+    shared.at_step(CheckpointStep::StoreCommitted);
+    if written.compact {
+        state.compact_baseline_pages = Some(state.store.usage()?.used_pages());
+    }
+    if state.wal.last_lsn() == written.covered_lsn {
+        state.recycle_log(shared, written.covered_lsn)?;
+    } else {
+        state.checkpoint(shared, false)?;
+    }
+    Ok(checkpoint_stats(
+        superblock.generation,
+        written.counts,
+        &written.catalog_bytes,
+        written.roots.len(),
+    ))
 }
 
 /// Writes `tree`'s current version afresh, densely packed, through `writer` (a streaming bulk

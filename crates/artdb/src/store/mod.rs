@@ -532,20 +532,86 @@ impl Store {
         released: impl IntoIterator<Item = u64>,
         epoch: u64,
     ) -> Result<Superblock> {
+        let prepared = self.commit_prepare(catalog, released, epoch)?;
+        self.commit_sync(Error::io("sync the checkpoint's pages"))?;
+        self.commit_write_superblock(&prepared)?;
+        self.commit_sync(Error::io("sync the superblock"))?;
+        self.commit_finish(prepared)
+    }
+
+    /// The first part of [`Store::commit`], for a caller that syncs without holding the lock
+    /// that guards the store (`Store::storage` then `sync`, then [`Store::commit_failed`] on an
+    /// error): releases the nodes, writes both blobs and extends the file; nothing synced.
+    pub fn commit_prepare(
+        &mut self,
+        catalog: &[u8],
+        released: impl IntoIterator<Item = u64>,
+        epoch: u64,
+    ) -> Result<PreparedCommit> {
         self.check_writable()?;
-        let result = self.commit_inner(catalog, released, epoch);
+        let result = self.prepare_inner(catalog, released, epoch);
         if result.is_err() {
             self.poisoned = true;
         }
         result
     }
 
-    fn commit_inner(
+    fn commit_sync(&mut self, what: impl FnOnce(std::io::Error) -> Error) -> Result<()> {
+        let result = self.storage.sync().map_err(what);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    /// A sync of a commit's writes failed where the caller synced: the store refuses writes.
+    pub fn commit_failed(&mut self) {
+        self.poisoned = true;
+    }
+
+    /// The file's storage (for the syncs of a commit made without the store's lock).
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// Writes the prepared superblock into its slot (after the blobs and pages are synced);
+    /// not synced.
+    pub fn commit_write_superblock(&mut self, prepared: &PreparedCommit) -> Result<()> {
+        let result = write_superblock_unsynced(&*self.storage, &prepared.superblock);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    /// The last part of a commit, once the superblock is synced: the file may shrink, readers
+    /// may read up to the new data end, and the superblock is the durable one.
+    pub fn commit_finish(&mut self, prepared: PreparedCommit) -> Result<Superblock> {
+        let PreparedCommit {
+            superblock,
+            file_len,
+        } = prepared;
+        let page_count = superblock.page_count;
+        // Only now may the file shrink: the previous superblock's page count no longer matters.
+        // No sync: a crash before the next one leaves a longer file, which is harmless.
+        if file_len > page_count * PAGE_SIZE {
+            if let Err(error) = self.storage.set_len(page_count * PAGE_SIZE) {
+                self.poisoned = true;
+                return Err(Error::io("shrink the file")(error));
+            }
+        }
+        self.source
+            .publish_data_end(page_count * PAGE_SIZE, superblock.generation);
+        self.durable = superblock;
+        Ok(superblock)
+    }
+
+    fn prepare_inner(
         &mut self,
         catalog: &[u8],
         released: impl IntoIterator<Item = u64>,
         epoch: u64,
-    ) -> Result<Superblock> {
+    ) -> Result<PreparedCommit> {
         let previous = self.durable;
         let space = self.space()?;
         for offset in released {
@@ -585,9 +651,6 @@ impl Store {
                 .set_len(page_count * PAGE_SIZE)
                 .map_err(Error::io("extend the file"))?;
         }
-        storage
-            .sync()
-            .map_err(Error::io("sync the checkpoint's pages"))?;
         let superblock = Superblock {
             file_id: self.header.file_id,
             generation: previous.generation + 1,
@@ -597,18 +660,10 @@ impl Store {
             wal_position: self.covered_lsn,
             log_closed: self.log_closed,
         };
-        write_superblock(storage, &superblock)?;
-        // Only now may the file shrink: the previous superblock's page count no longer matters.
-        // No sync: a crash before the next one leaves a longer file, which is harmless.
-        if file_len > page_count * PAGE_SIZE {
-            storage
-                .set_len(page_count * PAGE_SIZE)
-                .map_err(Error::io("shrink the file"))?;
-        }
-        self.source
-            .publish_data_end(page_count * PAGE_SIZE, superblock.generation);
-        self.durable = superblock;
-        Ok(superblock)
+        Ok(PreparedCommit {
+            superblock,
+            file_len,
+        })
     }
 
     /// Figures about the file.
@@ -716,8 +771,22 @@ fn read_blob(storage: &dyn Storage, blob: BlobRef, what: &'static str) -> Result
     Ok(bytes)
 }
 
+/// A checkpoint's commit between [`Store::commit_prepare`] and [`Store::commit_finish`].
+#[derive(Debug)]
+pub struct PreparedCommit {
+    superblock: Superblock,
+    /// The file's length before the commit (it shrinks in `commit_finish` if longer).
+    file_len: u64,
+}
+
 /// Writes `superblock` (both copies) into its slot and syncs.
 fn write_superblock(storage: &dyn Storage, superblock: &Superblock) -> Result<()> {
+    write_superblock_unsynced(storage, superblock)?;
+    storage.sync().map_err(Error::io("sync the superblock"))
+}
+
+/// Writes `superblock` (both copies) into its slot, without a sync.
+fn write_superblock_unsynced(storage: &dyn Storage, superblock: &Superblock) -> Result<()> {
     let slot = Superblock::slot(superblock.generation);
     // Both copies in one write (the bytes between them are zero anyway): one call, so a
     // failed write leaves no copy in the page cache; a crash may still tear it anywhere.
@@ -728,6 +797,5 @@ fn write_superblock(storage: &dyn Storage, superblock: &Superblock) -> Result<()
     }
     storage
         .write_at(SUPERBLOCK_OFFSETS[slot], &both)
-        .map_err(Error::io("write the superblock"))?;
-    storage.sync().map_err(Error::io("sync the superblock"))
+        .map_err(Error::io("write the superblock"))
 }

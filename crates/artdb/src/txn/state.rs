@@ -48,9 +48,10 @@ pub(crate) struct CommitCounters {
     pub(crate) applied: u64,
 }
 
-/// Runs a checkpoint under the writer lock (db's, installed at open). Its error is not a
-/// commit's: an I/O error poisons the database and the next write says so.
-pub(crate) type CheckpointFn = fn(&Shared, &mut WriterState);
+/// Runs a checkpoint once the log passed its threshold (db's, installed at open; it takes the
+/// checkpoint lock, then the writer lock). Its error is not a commit's: an I/O error poisons the
+/// database and the next write says so.
+pub(crate) type CheckpointFn = fn(&Shared);
 
 /// The test hook: called with the database's shared state at each step of every checkpoint.
 #[cfg(test)]
@@ -135,6 +136,11 @@ pub(crate) struct Shared {
     pub(crate) checkpoint_threshold_bytes: u64,
     /// The checkpoint a commit triggers when the log passed its threshold (db's).
     pub(crate) checkpoint: CheckpointFn,
+    /// Held by every checkpoint from before it takes the writer lock to its end (a checkpoint
+    /// releases the writer lock during its syncs, so commits go on), and by whatever else uses
+    /// the store beside commits (bulk load, verify, stats). Lock order: this, then the writer
+    /// lock; a commit never takes it while holding the writer lock.
+    pub(crate) checkpoint_lock: Mutex<()>,
     #[cfg(test)]
     pub(crate) hook: Mutex<Option<CheckpointHook>>,
 }
@@ -232,11 +238,8 @@ impl Shared {
         if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
             return;
         }
-        let mut state = self.writer.lock();
-        if state.wal.bytes() > self.checkpoint_threshold_bytes && !state.closed {
-            // db's checkpoint, installed at open (this layer only triggers it).
-            (self.checkpoint)(self, &mut state);
-        }
+        // db's checkpoint, installed at open (this layer only triggers it).
+        (self.checkpoint)(self);
     }
 
     pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
