@@ -65,8 +65,17 @@ pub fn options_no_checkpoint_on_drop() -> artdb::Options {
 pub fn options_read_only() -> artdb::Options {
     artdb::Options {
         read_only: true,
+        salvage_previous_checkpoint: SALVAGE.load(std::sync::atomic::Ordering::Relaxed),
         ..options_no_checkpoint_on_drop()
     }
+}
+
+/// Whether `--salvage` was given (set once by `main` before any command runs).
+static SALVAGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes the read commands open the checkpoint before the newest (`--salvage`).
+pub fn set_salvage() {
+    SALVAGE.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Whether `error` is (or wraps) a write to a closed pipe.

@@ -45,6 +45,11 @@ use std::process::ExitCode;
                   2 bad command line, 3 key not found, 4 corruption (or verify found problems)."
 )]
 struct Cli {
+    /// Open the checkpoint before the newest, read-only, to copy out what it holds when the
+    /// newest is damaged (open fails with "the newest checkpoint ... is missing or damaged").
+    /// Only with the commands that read: get, scan, count, stats, verify, dump, export, backup.
+    #[arg(long, global = true)]
+    salvage: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -120,6 +125,28 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.salvage {
+        let reads = matches!(
+            cli.command,
+            Command::Get(_)
+                | Command::Scan(_)
+                | Command::Count(_)
+                | Command::Stats(_)
+                | Command::Verify(_)
+                | Command::Dump(_)
+                | Command::Export(_)
+                | Command::Backup(_)
+        );
+        if !reads {
+            eprintln!(
+                "artdb: --salvage opens the previous checkpoint read-only: use it with get, scan, \
+                 count, stats, verify, dump, export or backup (e.g. `artdb backup --salvage \
+                 damaged.artdb rescued.artdb`)"
+            );
+            return ExitCode::from(2);
+        }
+        dbcommon::set_salvage();
+    }
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::DemoChild(args) => demo::child(args),

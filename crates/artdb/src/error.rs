@@ -386,7 +386,9 @@ impl fmt::Display for CorruptionKind {
                 problem,
             } => write!(
                 f,
-                "the newest checkpoint (generation {generation}) is missing or damaged ({problem})"
+                "the newest checkpoint (generation {generation}) is missing or damaged ({problem}); \
+                 restore from a backup, or open with the salvage option (`artdb --salvage`) to \
+                 copy out the previous checkpoint read-only"
             ),
             CorruptionKind::Log { lsn, what } => write!(f, "log record LSN {lsn}: {what}"),
         }

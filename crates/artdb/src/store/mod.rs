@@ -184,15 +184,32 @@ fn open_superblocks(
         ));
     };
     let chosen = if salvage {
-        copies
+        let older = copies
             .valid()
             .filter(|superblock| superblock.generation < newest.generation)
             .max_by_key(|superblock| superblock.generation)
-            .copied()
-            .ok_or(Error::corruption(
-                SUPERBLOCK_OFFSETS[0],
-                CorruptionKind::NoPreviousCheckpoint,
-            ))?
+            .copied();
+        // When the slot the next generation goes to holds no valid copy but a written one
+        // (unsealed or inconsistent), the newest checkpoint is that damaged one (the write-ahead
+        // log proves it durable when its cycle starts past what `newest` covers): the newest
+        // valid superblock is then itself the previous checkpoint.
+        let next_slot = Superblock::slot(newest.generation + 1);
+        let newer_damaged = copies.0[next_slot]
+            .iter()
+            .all(|copy| !matches!(copy, Copy::Valid(_)))
+            && copies.0[next_slot]
+                .iter()
+                .any(|copy| matches!(copy, Copy::Unsealed | Copy::Inconsistent { .. }));
+        match older {
+            _ if newer_damaged => newest,
+            Some(older) => older,
+            None => {
+                return Err(Error::corruption(
+                    SUPERBLOCK_OFFSETS[0],
+                    CorruptionKind::NoPreviousCheckpoint,
+                ))
+            }
+        }
     } else {
         newest
     };

@@ -156,7 +156,9 @@ impl Wal {
                 format!(
                     "the log starts at LSN {} but the database file covers only up to LSN \
                      {covered_lsn}: the newest checkpoint of the database file is damaged or \
-                     missing, and the commits in between are lost",
+                     missing, and the commits in between are lost; restore from a backup, or \
+                     open with the salvage option (`artdb --salvage`) to copy out the previous \
+                     checkpoint read-only",
                     header.base_lsn
                 ),
             ));
