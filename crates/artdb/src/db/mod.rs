@@ -678,19 +678,6 @@ impl Db {
                 name: table.to_string(),
             });
         }
-        // The load itself is not logged (its pages are written once, then checkpointed), so a
-        // record of its own with no operations moves the LSN: the load's checkpoint then covers
-        // an LSN that no earlier checkpoint covers, and the log cycle after it starts past it.
-        // Should the newest superblock be damaged so that it looks torn, open finds the log
-        // ahead of the previous checkpoint and reports the damage instead of silently opening
-        // that checkpoint, which lacks the load (tests/torn_or_damaged.rs). Replay of the record
-        // is a no-op; if the load is abandoned it stays a harmless no-op in the log.
-        {
-            let state = &mut *state;
-            let record = state.wal.encode(&[], self.shared.pipeline.durable_lsn())?;
-            let lsn = state.write_log(&self.shared, &record)?;
-            state.enqueue_commit(&self.shared, lsn, &[], Durability::NoSync);
-        }
         let built = {
             let mut writer = state.store.begin_bulk()?;
             let mut sink = TreeSink::new(&mut writer);
@@ -708,6 +695,19 @@ impl Db {
             }
         };
         let ((root, len), pages_written) = built.map_err(|error| state.fail(error))?;
+        // The load itself is not logged (its pages are written once, then checkpointed), so a
+        // record of its own with no operations moves the LSN: the load's checkpoint then covers
+        // an LSN that no earlier checkpoint covers, and the log cycle after it starts past it.
+        // Should the newest superblock be damaged so that it looks torn, open finds the log
+        // ahead of the previous checkpoint and reports the damage instead of silently opening
+        // that checkpoint, which lacks the load (tests/torn_or_damaged.rs). Replay of the record
+        // is a no-op. Written once the input is known good, so a failed load leaves the log as it was.
+        {
+            let state = &mut *state;
+            let record = state.wal.encode(&[], self.shared.pipeline.durable_lsn())?;
+            let lsn = state.write_log(&self.shared, &record)?;
+            state.enqueue_commit(&self.shared, lsn, &[], Durability::NoSync);
+        }
         // The loaded tree is dense already: its pages count toward the compaction baseline,
         // or the load's own checkpoint would see the growth and rewrite what it just wrote.
         if let Some(baseline) = state.compact_baseline_pages.as_mut() {
