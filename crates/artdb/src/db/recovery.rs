@@ -80,7 +80,8 @@ impl WriterState {
             match op {
                 Op::Put { table, key, value } => {
                     let entry = self.replay_table(table, &does_not_apply)?;
-                    entry.tree.insert(key, value).map_err(from_tree)?;
+                    // `set`: the old value is not copied out (most replayed puts replace one).
+                    entry.tree.set(key, value).map_err(from_tree)?;
                     entry.dirty = true;
                 }
                 Op::Remove { table, key } => {
