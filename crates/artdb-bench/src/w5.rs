@@ -22,6 +22,9 @@
 //! - `rmw_t32_uniform`, `rmw_t32_hot` with `abort_rate_uniform`, `abort_rate_hot`: 32 threads of
 //!   read-modify-write transactions (read a key, write it and one other key, durable) over all
 //!   keys or over 1,000 hot keys; aborted attempts (conflicts) over all attempts;
+//! - `commit_t1_over_fsync_limit` (with `commit_t1_interleaved`, `fsync_limit_interleaved`):
+//!   one committing thread and the bare append + fdatasync loop in 16 alternating slices, so
+//!   that the ratio compares the two under the same disk and load;
 //! - `recovery_open_s`: a child process (`w5-abandon`) opens the database, makes durable
 //!   commits of 1,024 pairs until its log holds nearly `--log-bytes` (artdb, which reports its
 //!   log) or that many key/value bytes were committed (peers), and kills itself with SIGKILL;
@@ -259,6 +262,7 @@ fn run_system(
     );
     if !rmw_only {
         updates_checkpoint_and_commits(system, db.as_ref(), n, secs, figures)?;
+        commit_t1_interleaved(system, db.as_ref(), dir, n, secs, figures)?;
     }
     rmw(system, db.as_ref(), n, secs, figures)?;
     if rmw_only {
@@ -269,6 +273,80 @@ fn run_system(
     db.close()?;
     let seconds = recovery_open(system, dir, n, log_bytes)?;
     push(figures, system, "recovery_open_s", seconds, "s");
+    Ok(())
+}
+
+/// `commit_t1_over_fsync_limit`: `commit_t1` and the bare append + fdatasync loop of
+/// `fsync_limit` measured in 16 alternating slices of `secs / 8` each, on a probe file in the
+/// system's directory, so both see the same disk and load (on a shared machine the sync rate
+/// swings several-fold within seconds, which makes the ratio of the separately timed figures
+/// meaningless). Also pushes both interleaved rates.
+fn commit_t1_interleaved(
+    system: System,
+    db: &dyn Kv,
+    dir: &Path,
+    n: u64,
+    secs: f64,
+    figures: &mut Vec<Figure>,
+) -> Res<()> {
+    let path = dir.join("fsync-probe-interleaved");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)?;
+    let zeros = vec![0u8; 1 << 20];
+    for i in 0..PROBE_FILE_BYTES >> 20 {
+        file.write_all_at(&zeros, i << 20)?;
+    }
+    file.sync_all()?;
+    kv::sync_dir(dir)?;
+    let record = [0x5au8; RECORD_BYTES];
+    let slice = Duration::from_secs_f64(secs / 8.0);
+    let mut rng = StdRng::seed_from_u64(9);
+    let (mut probes, mut probe_time) = (0u64, Duration::ZERO);
+    let (mut commits, mut commit_time) = (0u64, Duration::ZERO);
+    let mut offset = 0u64;
+    for _ in 0..8 {
+        let start = Instant::now();
+        while start.elapsed() < slice {
+            file.write_all_at(&record, offset)?;
+            file.sync_data()?;
+            probes += 1;
+            offset += RECORD_BYTES as u64;
+            if offset + RECORD_BYTES as u64 > PROBE_FILE_BYTES {
+                offset = 0;
+            }
+        }
+        probe_time += start.elapsed();
+        let start = Instant::now();
+        while start.elapsed() < slice {
+            let i = rng.gen_range(0..n);
+            db.put(&key(i), &value(i, 8))?;
+            commits += 1;
+        }
+        commit_time += start.elapsed();
+    }
+    drop(file);
+    std::fs::remove_file(&path)?;
+    let limit = probes as f64 / probe_time.as_secs_f64();
+    let rate = commits as f64 / commit_time.as_secs_f64();
+    push(
+        figures,
+        system,
+        "fsync_limit_interleaved",
+        limit,
+        "commits/s",
+    );
+    push(figures, system, "commit_t1_interleaved", rate, "commits/s");
+    push(
+        figures,
+        system,
+        "commit_t1_over_fsync_limit",
+        rate / limit,
+        "ratio",
+    );
     Ok(())
 }
 
