@@ -213,7 +213,7 @@ pub fn compact(args: CompactArgs) -> Result<(), BoxError> {
         .map_err(|e| format!("{}: {e}", args.file.display()))?
         .len();
     let started = std::time::Instant::now();
-    let db = Db::open(&args.file, Options::default())?;
+    let db = Db::open(&args.file, crate::dbcommon::options())?;
     let bar = crate::progress::spinner("compacting");
     let stats = db.compact()?;
     db.close()?;

@@ -1,7 +1,7 @@
 //! `artdb checkpoint FILE`: runs a checkpoint (compacting with `--compact`) and reports it.
 
 use crate::outln;
-use artdb::{Db, Options};
+use artdb::Db;
 use std::path::PathBuf;
 
 /// Options of `artdb checkpoint`.
@@ -19,7 +19,7 @@ pub struct Args {
 
 /// Runs `artdb checkpoint`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Db::open(&args.file, Options::default())?;
+    let db = Db::open(&args.file, crate::dbcommon::options())?;
     let stats = if args.compact {
         db.compact()?
     } else {

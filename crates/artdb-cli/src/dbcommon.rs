@@ -54,8 +54,24 @@ pub fn exit_code(error: &(dyn std::error::Error + 'static)) -> u8 {
 pub fn options_no_checkpoint_on_drop() -> artdb::Options {
     artdb::Options {
         checkpoint_on_drop: false,
+        ..options()
+    }
+}
+
+/// The default options, with `--open-without-log` applied.
+pub fn options() -> artdb::Options {
+    artdb::Options {
+        open_without_log: OPEN_WITHOUT_LOG.load(std::sync::atomic::Ordering::Relaxed),
         ..artdb::Options::default()
     }
+}
+
+/// Whether `--open-without-log` was given (set once by `main` before any command runs).
+static OPEN_WITHOUT_LOG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every open accept a missing write-ahead log (`--open-without-log`).
+pub fn set_open_without_log() {
+    OPEN_WITHOUT_LOG.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Options of the commands that only read (`get`, `scan`, `count`, `stats`, `verify`, `dump`,

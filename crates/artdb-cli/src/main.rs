@@ -50,6 +50,10 @@ struct Cli {
     /// Only with the commands that read: get, scan, count, stats, verify, dump, export, backup.
     #[arg(long, global = true)]
     salvage: bool,
+    /// Open a database whose write-ahead log (FILE.wal) is missing although it was not closed
+    /// cleanly: the last checkpoint opens, and commits only that log held are lost.
+    #[arg(long, global = true)]
+    open_without_log: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -125,6 +129,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.open_without_log {
+        dbcommon::set_open_without_log();
+    }
     if cli.salvage {
         let reads = matches!(
             cli.command,

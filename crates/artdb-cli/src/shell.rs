@@ -450,7 +450,7 @@ impl Shell {
 /// Runs `artdb shell`.
 pub fn run(args: Args) -> Result<(), BoxError> {
     let db = if args.file.exists() {
-        Db::open(&args.file, Options::default())?
+        Db::open(&args.file, crate::dbcommon::options())?
     } else {
         Db::create(&args.file, Options::default())?
     };

@@ -94,3 +94,62 @@ fn compact_reports_sizes_and_keeps_the_data() {
     assert_eq!(dump_without_mapsize(file_str), before_dump);
     fails(&["compact", path_str(&dir.file("missing.artdb"))], 1);
 }
+
+/// Regression (issue 8 item 9, issue 12 item 5). Symptom: `artdb compact` and `artdb checkpoint
+/// --compact` left a churned file as large as before (the next checkpoint shrank it, partly).
+/// Cause: the dense copy was written beside the old version, whose pages are freed only after.
+/// Now `Db::compact` moves the copy down and cuts the file's tail in the same call.
+#[test]
+fn compact_shrinks_a_churned_file_in_the_same_command() {
+    let dir = TempDir::new("compact-shrinks");
+    let file = dir.file("db.artdb");
+    let file_str = path_str(&file);
+    let churn = |rounds: u32| {
+        let options = artdb::Options {
+            checkpoint_on_drop: false,
+            ..artdb::Options::default()
+        };
+        let db = if file.exists() {
+            artdb::Db::open(&file, options).unwrap()
+        } else {
+            let db = artdb::Db::create(&file, options).unwrap();
+            db.create_table("t").unwrap();
+            db
+        };
+        for round in 0..rounds {
+            let mut batch = db.write().unwrap();
+            for i in 0u32..20_000 {
+                let key = (i.wrapping_mul(2_654_435_761) % 40_000).to_be_bytes();
+                batch.insert("t", &key, &[round as u8; 30]).unwrap();
+            }
+            batch.commit().unwrap();
+            db.checkpoint().unwrap();
+        }
+        db.close().unwrap();
+    };
+    churn(6);
+    let keys = ok(&["count", file_str, "--table", "t"]);
+    // A backup is written densely by bulk loads: the size a compacted file should come near.
+    let copy = dir.file("copy.artdb");
+    ok(&["backup", file_str, path_str(&copy)]);
+    let dense = std::fs::metadata(&copy).unwrap().len();
+    let report = json(&ok(&["compact", file_str, "--json"]));
+    let before = report["file_bytes_before"].as_u64().unwrap();
+    let after = report["file_bytes_after"].as_u64().unwrap();
+    assert!(
+        after < before && after * 10 <= dense * 13,
+        "compact: {before} -> {after} bytes; a dense copy has {dense}"
+    );
+    assert_eq!(after, std::fs::metadata(&file).unwrap().len());
+    assert_eq!(ok(&["count", file_str, "--table", "t"]), keys);
+    ok(&["verify", file_str]);
+    churn(6);
+    let before = std::fs::metadata(&file).unwrap().len();
+    ok(&["checkpoint", file_str, "--compact"]);
+    let after = std::fs::metadata(&file).unwrap().len();
+    assert!(
+        after < before && after * 10 <= dense * 13,
+        "checkpoint --compact: {before} -> {after} bytes; a dense copy has {dense}"
+    );
+    ok(&["verify", file_str]);
+}

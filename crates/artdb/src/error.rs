@@ -349,7 +349,7 @@ impl fmt::Display for Error {
                      commits after its last checkpoint (log position {covered_lsn}) may exist \
                      only in that log. Put the .wal file back beside the database and open \
                      again; or, to open the last checkpoint and lose those commits, open with \
-                     Options::open_without_log"
+                     Options::open_without_log (`artdb --open-without-log`)"
                 )
             }
         }

@@ -507,12 +507,43 @@ impl Db {
     }
 
     /// A checkpoint that also rewrites every table densely (what checkpoints do by themselves
-    /// when the pages in use have grown by half since the last compaction), so that the file
-    /// shrinks to about the size of its data.
+    /// when the pages in use have grown by half since the last compaction), then shrinks the
+    /// file to about the size of its data in the same call.
+    ///
+    /// A dense copy cannot go where the old version is: those pages are freed only once the new
+    /// superblock is durable and no snapshot reaches them. So `compact` writes a first dense copy
+    /// above the whole old file, frees the old version with a plain checkpoint (the low end of
+    /// the file is then one free run), writes a second dense copy there (lowest pages first),
+    /// and frees the first copy with one more checkpoint, which cuts the file's free tail. Every
+    /// step is an ordinary checkpoint, crash-safe as each is; the file grows by one copy of the
+    /// data meanwhile. A snapshot held across the call keeps the old version's pages: `compact`
+    /// then stops after the first copy, and the file shrinks at a checkpoint after the snapshot
+    /// ends. The figures returned add up all the steps.
     pub fn compact(&self) -> Result<CheckpointStats> {
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
-        state.checkpoint(&self.shared, true)
+        let floor = state.store.usage()?.page_count;
+        state.store.set_allocation_floor(floor)?;
+        let first = state.checkpoint(&self.shared, true);
+        state.store.set_allocation_floor(0)?;
+        let mut total = first?;
+        let add = |total: &mut CheckpointStats, step: CheckpointStats| {
+            total.generation = step.generation;
+            total.images_written += step.images_written;
+            total.pages_written += step.pages_written;
+            total.bytes_written += step.bytes_written;
+        };
+        // Frees the old version (what no snapshot reaches) and cuts the free tail.
+        let step = state.checkpoint(&self.shared, false)?;
+        add(&mut total, step);
+        if self.shared.pins.min().is_some() || is_tight(&state.store.usage()?) {
+            return Ok(total);
+        }
+        let step = state.checkpoint(&self.shared, true)?;
+        add(&mut total, step);
+        let step = state.checkpoint(&self.shared, false)?;
+        add(&mut total, step);
+        Ok(total)
     }
 
     /// Checkpoints if anything changed, then closes the database.
@@ -1153,6 +1184,13 @@ fn rewrite_table(tree: &Tree, writer: &mut crate::store::PageWriter<'_>) -> Resu
         return Err(from_tree(error));
     }
     built.map(|(root, _)| root)
+}
+
+/// Whether the file holds little besides its data: free pages under an eighth of it (small
+/// files: under 4 pages), so another dense copy would not shrink it by much.
+fn is_tight(usage: &crate::store::SpaceUsage) -> bool {
+    let free = usage.page_count.saturating_sub(usage.used_pages());
+    free <= 4 || free * 8 <= usage.page_count
 }
 
 fn checkpoint_stats(

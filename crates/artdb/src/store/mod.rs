@@ -498,6 +498,15 @@ impl Store {
         self.space.as_mut().ok_or(Error::Poisoned)
     }
 
+    /// Makes every later allocation land at or above `page` (0: anywhere), until set again.
+    /// `Db::compact` writes its first dense copy above the old version this way, so that once
+    /// the old version is freed the low end of the file is one free run that a second copy
+    /// fills, and the first copy becomes a free tail to cut.
+    pub fn set_allocation_floor(&mut self, page: u64) -> Result<()> {
+        self.space()?.set_floor(page);
+        Ok(())
+    }
+
     /// The space map's entry for every page (loads it on first use).
     pub fn space_entries(&mut self) -> Result<Vec<u16>> {
         Ok(self.space()?.entries().to_vec())

@@ -44,6 +44,9 @@ pub struct SpaceMap {
     free: BTreeSet<u64>,
     pending_nodes: Vec<(u64, Vec<u64>)>,
     pending_meta: Vec<u64>,
+    /// No allocation goes below this page (0: none). Set by `Db::compact` for its first dense
+    /// copy, so that copy lands above every page of the old version.
+    floor: u64,
 }
 
 impl SpaceMap {
@@ -54,7 +57,13 @@ impl SpaceMap {
             free: BTreeSet::new(),
             pending_nodes: Vec::new(),
             pending_meta: Vec::new(),
+            floor: 0,
         }
+    }
+
+    /// Sets the page below which nothing is allocated (0: no floor).
+    pub fn set_floor(&mut self, page: u64) {
+        self.floor = page;
     }
 
     /// Pages in the file's used range (the high-water mark).
@@ -112,7 +121,7 @@ impl SpaceMap {
     /// the end of the file; returns the first page.
     pub fn allocate(&mut self, pages: u64, page_min: u64) -> u64 {
         debug_assert!(pages > 0, "allocation of zero pages");
-        let page_min = page_min.max(DATA_PAGE_FIRST);
+        let page_min = page_min.max(DATA_PAGE_FIRST).max(self.floor);
         let first = self.find_free_run(pages, page_min).unwrap_or_else(|| {
             let first = self.page_count().max(page_min);
             for gap in self.page_count()..first {
