@@ -50,7 +50,9 @@ pub struct CompactArgs {
     json: bool,
 }
 
-fn temp_path(dest: &Path) -> Result<PathBuf, BoxError> {
+/// `.DEST.KIND-PID` beside `dest`: where a command builds a new database before linking it into
+/// place, so that no half-built database ever exists under its name.
+pub(crate) fn temp_path(dest: &Path, kind: &str) -> Result<PathBuf, BoxError> {
     let name = dest
         .file_name()
         .ok_or_else(|| format!("{} does not name a file", dest.display()))?
@@ -60,13 +62,13 @@ fn temp_path(dest: &Path) -> Result<PathBuf, BoxError> {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    Ok(directory.join(format!(".{name}.backup-{}", std::process::id())))
+    Ok(directory.join(format!(".{name}.{kind}-{}", std::process::id())))
 }
 
-/// Removes the temporary copies that killed backups to the same destination left
-/// (`.DEST.backup-PID` of a process that is gone; told by `/proc`, so nothing is removed where
-/// `/proc` is not mounted).
-fn remove_stale_temps(temp: &Path) {
+/// Removes the temporary files that killed commands building the same destination left
+/// (`.DEST.KIND-PID`, its log and the engine's `.creating` file, of a process that is gone; told
+/// by `/proc`, so nothing is removed where `/proc` is not mounted).
+pub(crate) fn remove_stale_temps(temp: &Path) {
     let (Some(directory), Some(name)) = (temp.parent(), temp.file_name()) else {
         return;
     };
@@ -87,13 +89,19 @@ fn remove_stale_temps(temp: &Path) {
     };
     for entry in entries.flatten() {
         let file_name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = file_name
+        // `PREFIX-PID`, its log `PREFIX-PID.wal`, and the engine's own temporary file of a
+        // create killed inside (`.PREFIX-PID.N.creating`).
+        let Some(rest) = file_name
             .strip_prefix(prefix)
+            .or_else(|| file_name.strip_prefix('.')?.strip_prefix(prefix))
             .and_then(|rest| rest.strip_prefix('-'))
         else {
             continue;
         };
-        if pid.is_empty() || !pid.bytes().all(|byte| byte.is_ascii_digit()) {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let (pid, tail) = rest.split_at(digits);
+        let ours = tail.is_empty() || tail == ".wal" || tail.ends_with(".creating");
+        if pid.is_empty() || !ours {
             continue;
         }
         if !Path::new("/proc").join(pid).exists() {
@@ -102,7 +110,8 @@ fn remove_stale_temps(temp: &Path) {
     }
 }
 
-fn sync_directory(path: &Path) -> std::io::Result<()> {
+/// Syncs the directory holding `path` (so a link or removal in it is durable).
+pub(crate) fn sync_directory(path: &Path) -> std::io::Result<()> {
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -122,7 +131,7 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
     }
     let started = std::time::Instant::now();
     let source = Db::open(&args.file, crate::dbcommon::options_read_only())?;
-    let temp = temp_path(&args.dest)?;
+    let temp = temp_path(&args.dest, "backup")?;
     remove_stale_temps(&temp);
     let _ = std::fs::remove_file(&temp);
     let result = copy_verified(&source, &temp);
@@ -169,7 +178,7 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
 
 /// Removes the temporary copy and its write-ahead log (the copy was closed, so its log holds
 /// nothing the file does not: DEST starts a fresh log at its first open).
-fn remove_temp(temp: &Path) {
+pub(crate) fn remove_temp(temp: &Path) {
     let _ = std::fs::remove_file(temp);
     let _ = std::fs::remove_file(artdb::db::log_path(temp));
 }

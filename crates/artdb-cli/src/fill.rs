@@ -7,9 +7,13 @@
 //! they existed before), and a database file this command created is removed. Each table's
 //! load itself is atomic (`Db::bulk_load_try`, or one write batch).
 //!
-//! Hazard: each table's bulk load is durable when it returns, so a crash (not an error) between
-//! two tables of one command leaves the earlier tables filled; the command's own output never
-//! reported success then.
+//! A database file the command creates is built under a temporary name beside it
+//! (`.NAME.restore-PID`, of `backup::temp_path`) and linked into place only after it was closed
+//! (checkpointed, its log closed) and its directory synced: a crash or a kill midway leaves no
+//! database under NAME, only the temporary file, which the next restore or import to NAME
+//! removes once its process is gone. Into an existing database, each table's bulk load is
+//! durable when it returns, so a crash (not an error) between two tables of one command leaves
+//! the earlier tables filled; the command's own output never reported success then.
 
 use crate::dbcommon::options_no_checkpoint_on_drop;
 use artdb::{Db, Error};
@@ -21,7 +25,8 @@ type BoxError = Box<dyn std::error::Error>;
 pub struct Target {
     db: Db,
     path: PathBuf,
-    created_file: bool,
+    /// Where the new database is built when this command creates the file (else `None`).
+    temp: Option<PathBuf>,
     /// Tables changed by this command, and whether they existed before.
     touched: Vec<(String, bool)>,
 }
@@ -29,16 +34,21 @@ pub struct Target {
 impl Target {
     /// Opens `path`, creating it if it does not exist.
     pub fn open(path: &Path) -> Result<Target, BoxError> {
-        let created_file = !path.exists();
-        let db = if created_file {
-            Db::create(path, options_no_checkpoint_on_drop())?
+        let (db, temp) = if path.exists() || path.is_symlink() {
+            (Db::open(path, options_no_checkpoint_on_drop())?, None)
         } else {
-            Db::open(path, options_no_checkpoint_on_drop())?
+            let temp = crate::backup::temp_path(path, "restore")?;
+            crate::backup::remove_stale_temps(&temp);
+            crate::backup::remove_temp(&temp);
+            (
+                Db::create(&temp, options_no_checkpoint_on_drop())?,
+                Some(temp),
+            )
         };
         Ok(Target {
             db,
             path: path.to_path_buf(),
-            created_file,
+            temp,
             touched: Vec::new(),
         })
     }
@@ -108,9 +118,24 @@ impl Target {
 
     /// Checkpoints and closes: the command succeeded.
     pub fn close(self) -> Result<(), BoxError> {
-        let Target { db, .. } = self;
+        let Target { db, path, temp, .. } = self;
         db.checkpoint()?;
         db.close()?;
+        let Some(temp) = temp else {
+            return Ok(());
+        };
+        // Closed cleanly, so the new file needs no log: NAME starts a fresh one at its first
+        // open. A link never replaces a file that appeared meanwhile.
+        let _ = std::fs::remove_file(artdb::db::log_path(&temp));
+        let linked = std::fs::hard_link(&temp, &path);
+        crate::backup::remove_temp(&temp);
+        linked.map_err(|error| {
+            format!(
+                "cannot create {}: {error} (nothing was written there)",
+                path.display()
+            )
+        })?;
+        crate::backup::sync_directory(&path)?;
         Ok(())
     }
 
@@ -120,13 +145,12 @@ impl Target {
         let Target {
             db,
             path,
-            created_file,
+            temp,
             touched,
         } = self;
-        if created_file {
+        if let Some(temp) = temp {
             drop(db);
-            let _ = std::fs::remove_file(&path);
-            let _ = std::fs::remove_file(artdb::db::log_path(&path));
+            crate::backup::remove_temp(&temp);
             return;
         }
         let undo = || -> Result<(), BoxError> {

@@ -283,3 +283,64 @@ fn lmdb_dumps_restore_and_artdb_dumps_load_into_lmdb() {
         }
     }
 }
+
+/// Regression (issue 12, "crash mid-restore leaves earlier tables"). Symptom: a restore into a
+/// new file killed between two sections left a database holding the first tables, under its
+/// name, as if complete. Cause: the file was created in place and each table's bulk load was
+/// durable on its own. Now a new file is built as `.NAME.restore-PID` and linked into place
+/// only when complete: a kill at any moment leaves either no NAME or the whole restore, and the
+/// next restore removes the dead process's temporary file.
+#[test]
+fn a_restore_killed_midway_leaves_no_partial_database() {
+    use std::process::{Command, Stdio};
+    let dir = TempDir::new("restore-kill");
+    // Three sections of 60k pairs each: long enough to be killed inside.
+    let mut model = Model::new();
+    for name in ["main", "second", "third"] {
+        let table = model.entry(name.to_string()).or_default();
+        for i in 0u32..60_000 {
+            table.insert(i.to_be_bytes().to_vec(), format!("{name} {i}").into_bytes());
+        }
+    }
+    let tables: Vec<&str> = model.keys().map(String::as_str).collect();
+    let input = dir.file("dump.txt");
+    std::fs::write(&input, model_dump(&model, &tables)).unwrap();
+    let file = dir.file("db.artdb");
+    let file_str = path_str(&file);
+    let mut killed_inside = 0;
+    for delay_ms in [5u64, 20, 40, 80, 120, 200, 400] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_artdb"))
+            .args(["restore", file_str, "--input", path_str(&input)])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        if file.exists() {
+            // Linked into place: only ever complete.
+            for name in &tables {
+                assert_eq!(table_of(file_str, name), model[*name], "table {name}");
+            }
+            assert!(status.success() || status.code().is_none());
+            std::fs::remove_file(&file).unwrap();
+            let _ = std::fs::remove_file(dir.file("db.artdb.wal"));
+        } else {
+            killed_inside += 1;
+        }
+    }
+    assert!(killed_inside > 0, "no kill landed inside a restore");
+    // A complete restore now; the killed runs' temporary files are removed.
+    ok(&["restore", file_str, "--input", path_str(&input)]);
+    for name in &tables {
+        assert_eq!(table_of(file_str, name), model[*name], "table {name}");
+    }
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".restore-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
