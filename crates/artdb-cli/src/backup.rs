@@ -9,14 +9,21 @@
 //! a logical one written by bulk loads, so it is always compacted (`--compact` is accepted for
 //! `mdb_copy -c` users and changes nothing).
 //!
-//! Today the source's writer must be in the same process (a thread) for the two to run side by
-//! side: a database file is locked by the process that opens it, so `artdb backup` of a file
-//! another process has open fails with the lock error.
+//! A source that another process has open for writing (its lock excludes this one) is read
+//! without the lock, optimistically: the database file and then its log are copied byte for
+//! byte to `.DEST.snapshot-PID` (and `.wal`), and that copy is opened read-only (replaying the
+//! log's committed tail) and verified in full. Every page names the checkpoint generation that
+//! wrote it and carries a checksum, and the log's header names the cycle and the LSN it starts
+//! at: a page the writer reused or was writing during the copy, a superblock newer than pages
+//! copied before it, or a log recycled past the copied checkpoint all fail that open or verify,
+//! and the copy is taken again (up to 8 times). A copy that opens and verifies is one committed
+//! state: the newest checkpoint the copy holds plus the log records committed after it. The
+//! writer is never blocked; the cost is reading the whole file (free pages included) once per
+//! attempt. This needs the writer not to damage pages a reader holds, which the engine cannot
+//! promise across processes: hence the check and retry, never a silent inconsistent copy.
 //!
-//! Compact rewrites every table densely in place (`Db::compact`) and reports the file's size
-//! before and after. Known limit: the engine writes the dense copy beside the old pages and
-//! does not yet give the freed tail back to the file system in the same command, so the file
-//! can stay as large (or grow) though its pages are then mostly free; the command says so.
+//! Compact rewrites every table densely in place (`Db::compact`, which shrinks the file in the
+//! same call) and reports the file's size before and after.
 
 use crate::dbcommon::options_no_checkpoint_on_drop;
 use crate::outln;
@@ -130,12 +137,35 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
         .into());
     }
     let started = std::time::Instant::now();
-    let source = Db::open(&args.file, crate::dbcommon::options_read_only())?;
+    let mut snapshot_copy = None;
+    let source = match Db::open(&args.file, crate::dbcommon::options_read_only()) {
+        Ok(source) => source,
+        // A writer in another process holds the file: copy it without the lock (module docs).
+        Err(artdb::Error::Locked { .. }) => {
+            let snapshot = temp_path(&args.dest, "snapshot")?;
+            remove_stale_temps(&snapshot);
+            let opened = open_live_copy(&args.file, &snapshot);
+            snapshot_copy = Some(snapshot);
+            match opened {
+                Ok(db) => db,
+                Err(error) => {
+                    if let Some(snapshot) = &snapshot_copy {
+                        remove_temp(snapshot);
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        Err(error) => return Err(error.into()),
+    };
     let temp = temp_path(&args.dest, "backup")?;
     remove_stale_temps(&temp);
     let _ = std::fs::remove_file(&temp);
     let result = copy_verified(&source, &temp);
     drop(source);
+    if let Some(snapshot) = &snapshot_copy {
+        remove_temp(snapshot);
+    }
     let pairs = match result {
         Ok(pairs) => pairs,
         Err(error) => {
@@ -181,6 +211,55 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
 pub(crate) fn remove_temp(temp: &Path) {
     let _ = std::fs::remove_file(temp);
     let _ = std::fs::remove_file(artdb::db::log_path(temp));
+}
+
+/// Copies the database `file` (locked by a writer in another process) and its log to `copy`
+/// (and `copy.wal`) byte for byte, opens the copy read-only and verifies it; takes the copy again
+/// when the writer changed what was being copied (see the module docs).
+fn open_live_copy(file: &Path, copy: &Path) -> Result<Db, BoxError> {
+    const ATTEMPTS: usize = 8;
+    let log = artdb::db::log_path(file);
+    let copy_log = artdb::db::log_path(copy);
+    let mut last_problem = String::new();
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20 << attempt.min(5)));
+        }
+        remove_temp(copy);
+        std::fs::copy(file, copy)
+            .map_err(|error| format!("cannot copy {}: {error}", file.display()))?;
+        match std::fs::copy(&log, &copy_log) {
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(format!("cannot copy {}: {error}", log.display()).into()),
+        }
+        let options = artdb::Options {
+            read_only: true,
+            ..options_no_checkpoint_on_drop()
+        };
+        let db = match Db::open(copy, options) {
+            Ok(db) => db,
+            Err(error @ (artdb::Error::Corruption { .. } | artdb::Error::LogMissing { .. })) => {
+                last_problem = error.to_string();
+                continue;
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let report = db.verify()?;
+        if report.is_ok() {
+            return Ok(db);
+        }
+        last_problem = report
+            .problems
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+    }
+    Err(format!(
+        "{} is open for writing in another process and {ATTEMPTS} copies taken beside it were          each changed while being read (last: {last_problem}); try again when it writes less,          or back up from the writing process (Db::copy_into)",
+        file.display()
+    )
+    .into())
 }
 
 /// Copies `source` into a new database at `temp`, closes it and verifies it reopened.
@@ -249,10 +328,8 @@ pub fn compact(args: CompactArgs) -> Result<(), BoxError> {
         )?;
         if after >= before {
             outln!(
-                "note: the file did not shrink: the dense copy was written beside the old pages, \
-                 which are now free space inside the file that later writes reuse. For a \
-                 minimal file, `artdb backup {} COPY` writes a dense copy",
-                args.file.display()
+                "note: the file did not shrink: it held little free space (or a snapshot held \
+                 the old pages)"
             )?;
         }
     }

@@ -153,3 +153,71 @@ fn compact_shrinks_a_churned_file_in_the_same_command() {
     );
     ok(&["verify", file_str]);
 }
+
+/// Issue 12 item 4: a backup while another process writes. The writer here is this test
+/// process (its lock excludes `artdb backup`, a separate process), committing numbered
+/// transactions (key `n` and `counter` = n in each) with checkpoints and compactions between, so
+/// pages are reused and the log is recycled while the backups copy. Every backup must be one
+/// committed state: `counter` = n and exactly the keys 0..=n.
+#[test]
+fn backup_while_another_process_writes_is_one_committed_state() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = TempDir::new("backup-live");
+    let file = dir.file("db.artdb");
+    let db = artdb::Db::create(&file, artdb::Options::default()).unwrap();
+    db.create_table("t").unwrap();
+    let stop = AtomicBool::new(false);
+    let backups = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut n = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = db.write().unwrap();
+                batch.insert("t", &n.to_be_bytes(), &[7u8; 40]).unwrap();
+                batch.insert("t", b"counter", &n.to_be_bytes()).unwrap();
+                batch.commit().unwrap();
+                if n % 500 == 250 {
+                    db.checkpoint().unwrap();
+                }
+                if n % 2000 == 1999 {
+                    db.compact().unwrap();
+                }
+                n += 1;
+            }
+            n
+        });
+        let mut made = Vec::new();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        for round in 0..5 {
+            let dest = dir.file(&format!("copy{round}.artdb"));
+            let output = artdb(&["backup", path_str(&file), path_str(&dest)]);
+            made.push((dest, output));
+        }
+        // Stop the writer before any assertion, so a failure cannot leave the scope waiting.
+        stop.store(true, Ordering::Relaxed);
+        let written = writer.join().unwrap();
+        for (round, (_, output)) in made.iter().enumerate() {
+            assert!(
+                output.status.success(),
+                "backup {round}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let made: Vec<_> = made.into_iter().map(|(dest, _)| dest).collect();
+        assert!(written > 100, "the writer committed only {written}");
+        made
+    });
+    for dest in &backups {
+        let dest = path_str(dest);
+        ok(&["verify", dest]);
+        let pairs = table_of(dest, "t");
+        let counter = pairs[&b"counter".to_vec()].clone();
+        let n = u32::from_be_bytes(counter.try_into().unwrap());
+        assert_eq!(pairs.len() as u32, n + 2, "{dest}: counter {n}");
+        for i in 0..=n {
+            assert!(
+                pairs.contains_key(&i.to_be_bytes().to_vec()),
+                "{dest}: key {i}"
+            );
+        }
+    }
+}
