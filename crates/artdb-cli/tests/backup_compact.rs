@@ -215,7 +215,7 @@ fn backup_while_another_process_writes_is_one_committed_state() {
         assert_eq!(pairs.len() as u32, n + 2, "{dest}: counter {n}");
         for i in 0..=n {
             assert!(
-                pairs.contains_key(&i.to_be_bytes().to_vec()),
+                pairs.contains_key(i.to_be_bytes().as_slice()),
                 "{dest}: key {i}"
             );
         }
