@@ -536,7 +536,7 @@ impl Db {
         // Frees the old version (what no snapshot reaches) and cuts the free tail.
         let step = state.checkpoint(&self.shared, false)?;
         add(&mut total, step);
-        if self.shared.pins.min().is_some() || is_tight(&state.store.usage()?) {
+        if self.shared.pins.min().is_some() {
             return Ok(total);
         }
         let step = state.checkpoint(&self.shared, true)?;
@@ -1184,13 +1184,6 @@ fn rewrite_table(tree: &Tree, writer: &mut crate::store::PageWriter<'_>) -> Resu
         return Err(from_tree(error));
     }
     built.map(|(root, _)| root)
-}
-
-/// Whether the file holds little besides its data: free pages under an eighth of it (small
-/// files: under 4 pages), so another dense copy would not shrink it by much.
-fn is_tight(usage: &crate::store::SpaceUsage) -> bool {
-    let free = usage.page_count.saturating_sub(usage.used_pages());
-    free <= 4 || free * 8 <= usage.page_count
 }
 
 fn checkpoint_stats(
