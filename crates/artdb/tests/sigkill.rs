@@ -5,7 +5,8 @@
 //! commit is there, at most one more (the one in flight), in order, and never part of one.
 //!
 //! Each commit `n` puts key `n` into `main`; every tenth also puts 200 keys into `big` (a
-//! larger record); every third is followed by a `NoSync` commit into `side` (not checked: it
+//! larger record), and every twentieth 2,000 (a transaction past the bypass threshold: its nodes
+//! go to the database file through a checkpoint, the log gets a reference); every third is followed by a `NoSync` commit into `side` (not checked: it
 //! may be lost, but it must not break the order of `main`). Cycles: 50 by default, times
 //! `ARTDB_TEST_SCALE`, or `ARTDB_SIGKILL_CYCLES`; `scripts/sigkill-loop.sh` runs 1,000+.
 //! A kill keeps the page cache, so this tests the process side (torn appends, recovery
@@ -21,12 +22,25 @@ use std::time::Duration;
 
 const CHILD_DIR_ENV: &str = "ARTDB_SIGKILL_CHILD_DIR";
 const BIG_KEYS: u64 = 200;
+/// Keys of every twentieth commit: past `BYPASS_THRESHOLD_BYTES`.
+const BYPASS_KEYS: u64 = 2_000;
+const BYPASS_THRESHOLD_BYTES: u64 = 32 << 10;
+
+/// Keys commit `n` puts into `big`.
+fn big_keys(n: u64) -> u64 {
+    match (n % 10, n % 20) {
+        (_, 0) => BYPASS_KEYS,
+        (0, _) => BIG_KEYS,
+        _ => 0,
+    }
+}
 
 fn options() -> Options {
     Options {
         checkpoint_on_drop: false,
         // Small, so the child's commits cross automatic checkpoints and log recycling too.
         checkpoint_threshold_bytes: 64 << 10,
+        wal_bypass_threshold_bytes: BYPASS_THRESHOLD_BYTES,
         ..Options::default()
     }
 }
@@ -56,15 +70,13 @@ fn sigkill_child() {
         let mut txn = db.write().expect("write");
         txn.insert("main", &n.to_be_bytes(), &n.to_le_bytes())
             .expect("put");
-        if n % 10 == 0 {
-            for i in 0..BIG_KEYS {
-                txn.insert(
-                    "big",
-                    &[n.to_be_bytes(), i.to_be_bytes()].concat(),
-                    &[7; 40],
-                )
-                .expect("put big");
-            }
+        for i in 0..big_keys(n) {
+            txn.insert(
+                "big",
+                &[n.to_be_bytes(), i.to_be_bytes()].concat(),
+                &[7; 40],
+            )
+            .expect("put big");
         }
         txn.commit().expect("commit");
         // On a line of its own: libtest may have printed "test sigkill_child ... " before.
@@ -162,7 +174,7 @@ fn sigkill_loop() {
         };
         assert_eq!(
             big,
-            now.div_ceil(10) * BIG_KEYS,
+            (0..now).map(big_keys).sum::<u64>(),
             "{context}: a big commit was split"
         );
         assert!(

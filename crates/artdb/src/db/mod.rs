@@ -69,6 +69,14 @@ pub struct Options {
     /// A checkpoint runs after a commit that leaves more than this many bytes of records in
     /// the log. Default: 16 MiB.
     pub checkpoint_threshold_bytes: u64,
+    /// A write transaction whose changes exceed this many bytes (of log record: keys, values
+    /// and a few bytes per change) bypasses the log: its commit writes its changed nodes
+    /// straight into free pages of the database file through a checkpoint and logs only a
+    /// reference record, so its data is written once, not twice (docs/recovery.md, "Big
+    /// transactions bypass the log"). Such a commit is durable when it returns, whatever its
+    /// durability, and other commits wait for it. `u64::MAX` turns the bypass off (a big
+    /// transaction is then one log record of at most 1 GiB). Default: 4 MiB.
+    pub wal_bypass_threshold_bytes: u64,
     /// Open for reading only: writes, checkpoints and bulk loads are [`Error::ReadOnly`]. The
     /// file is opened read-only (so a file without write permission opens) with a *shared*
     /// lock: any number of read-only opens coexist, but none runs beside a read-write open (in
@@ -85,6 +93,11 @@ pub struct Options {
 /// Default of [`Options::checkpoint_threshold_bytes`].
 pub const CHECKPOINT_THRESHOLD_BYTES_DEFAULT: u64 = 16 << 20;
 
+/// Default of [`Options::wal_bypass_threshold_bytes`]: a quarter of the checkpoint threshold,
+/// so a transaction that would fill a good part of a log cycle (and be written again by the
+/// checkpoint it triggers) goes to the database file once instead.
+pub const WAL_BYPASS_THRESHOLD_BYTES_DEFAULT: u64 = 4 << 20;
+
 impl Default for Options {
     fn default() -> Options {
         Options {
@@ -92,6 +105,7 @@ impl Default for Options {
             salvage_previous_checkpoint: false,
             durability: Durability::Sync,
             checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
+            wal_bypass_threshold_bytes: WAL_BYPASS_THRESHOLD_BYTES_DEFAULT,
             read_only: false,
             open_without_log: false,
         }
@@ -188,6 +202,10 @@ pub struct TxnStats {
     /// Tables into which a commit applied its changes again (another commit had changed the
     /// table since the transaction's snapshot). Since open.
     pub tables_reapplied_at_commit: u64,
+    /// Commits that bypassed the log (bigger than [`Options::wal_bypass_threshold_bytes`], and
+    /// bulk loads): written to the database file by a checkpoint, logged as a reference. Since
+    /// open.
+    pub commits_bypassing_log: u64,
 }
 
 /// What [`Db::verify`] found.
@@ -423,7 +441,9 @@ impl Db {
             abort_generation: AtomicU64::new(0),
             durability: options.durability,
             checkpoint_threshold_bytes: options.checkpoint_threshold_bytes,
+            wal_bypass_threshold_bytes: options.wal_bypass_threshold_bytes,
             checkpoint: checkpoint_after_commit,
+            checkpoint_locked: checkpoint_for_bypass,
             checkpoint_lock: Mutex::new(()),
             #[cfg(test)]
             hook: Mutex::new(None),
@@ -579,6 +599,7 @@ impl Db {
             commit_seq: state.history.seq(),
             tables_installed_at_commit: state.counters.installed,
             tables_reapplied_at_commit: state.counters.applied,
+            commits_bypassing_log: state.counters.bypassed,
         };
         let pipeline = self.shared.pipeline.stats();
         let log = LogStats {
@@ -726,19 +747,6 @@ impl Db {
             }
         };
         let ((root, len), pages_written) = built.map_err(|error| state.fail(error))?;
-        // The load itself is not logged (its pages are written once, then checkpointed), so a
-        // record of its own with no operations moves the LSN: the load's checkpoint then covers
-        // an LSN that no earlier checkpoint covers, and the log cycle after it starts past it.
-        // Should the newest superblock be damaged so that it looks torn, open finds the log
-        // ahead of the previous checkpoint and reports the damage instead of silently opening
-        // that checkpoint, which lacks the load (tests/torn_or_damaged.rs). Replay of the record
-        // is a no-op. Written once the input is known good, so a failed load leaves the log as it was.
-        {
-            let state = &mut *state;
-            let record = state.wal.encode(&[], self.shared.pipeline.durable_lsn())?;
-            let lsn = state.write_log(&self.shared, &record)?;
-            state.enqueue_commit(&self.shared, lsn, &[], Durability::NoSync);
-        }
         // The loaded tree is dense already: its pages count toward the compaction baseline,
         // or the load's own checkpoint would see the growth and rewrite what it just wrote.
         if let Some(baseline) = state.compact_baseline_pages.as_mut() {
@@ -749,12 +757,20 @@ impl Db {
         if let Some(entry) = state.tables.get_mut(table) {
             let mut old = std::mem::replace(&mut entry.tree, tree);
             state.released.extend(old.take_released_persisted());
-            entry.dirty = true;
         }
-        state.history.push_whole([table]);
-        self.shared.publish(state, &[table.to_string()]);
+        // The load commits like a transaction that bypasses the log (its pages are written
+        // once): a reference record, then the checkpoint that makes it durable and publishes
+        // it. The record also moves the LSN, so the load's checkpoint covers an LSN no earlier
+        // checkpoint covers and the log cycle after it starts past it: should the newest
+        // superblock be damaged so that it looks torn, open finds the log ahead of the
+        // previous checkpoint and reports the damage instead of silently opening that
+        // checkpoint, which lacks the load (tests/torn_or_damaged.rs). Written once the input
+        // is known good, so a failed load leaves the log as it was.
+        let tables = [table.to_string()];
+        state.commit_bypass(&self.shared, &tables, |state| {
+            state.history.push_whole([table])
+        })?;
         crate::txn::prune_history(&self.shared, state);
-        state.checkpoint(&self.shared, false)?;
         Ok(Some(len))
     }
 }
@@ -815,6 +831,13 @@ fn checkpoint_after_commit(shared: &Shared) {
     if state.wal.bytes() > shared.checkpoint_threshold_bytes && !state.closed {
         let _ = checkpoint_beside_commits(shared, state);
     }
+}
+
+/// The checkpoint of a commit that bypasses the log (`WriterState::commit_bypass`): the
+/// ordinary one, holding the writer lock throughout (no record may follow the bypass record
+/// until the checkpoint that makes it durable is). Called with both locks held.
+fn checkpoint_for_bypass(shared: &Shared, state: &mut WriterState) -> Result<()> {
+    state.checkpoint(shared, false).map(drop)
 }
 
 impl WriterState {

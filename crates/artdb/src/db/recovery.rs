@@ -22,13 +22,14 @@ use crate::wal::{Op, Recovered, Recovery};
 impl Db {
     /// Replays `recovery` and checkpoints it; on failure the database is closed without a
     /// checkpoint (so nothing half-replayed is ever written).
-    pub(super) fn recover(&self, recovery: Recovery) -> Result<()> {
+    pub(super) fn recover(&self, mut recovery: Recovery) -> Result<()> {
         let mut state = self.shared.writer.lock();
         if recovery.records.is_empty() && !recovery.needs_recycle {
             return Ok(());
         }
-        state.wal_needs_recycle = recovery.needs_recycle;
-        let checkpoint_now = recovery.needs_recycle;
+        let uncommitted_bypass = drop_uncommitted_bypass(&mut recovery, &state)?;
+        state.wal_needs_recycle = recovery.needs_recycle || uncommitted_bypass;
+        let checkpoint_now = state.wal_needs_recycle;
         let log = std::sync::Arc::clone(state.wal.storage());
         let result = recovery
             .records
@@ -64,6 +65,52 @@ impl Db {
     }
 }
 
+/// A record of a transaction that bypassed the log (`Op::Bypass`) which the durable superblock
+/// does not cover is a commit whose checkpoint never became durable: the transaction did not
+/// commit, and its pages are free in the durable space map. The writer held the lock from that
+/// record to the end of its checkpoint, and the checkpoint recycles the log, so such a record
+/// is the last of its cycle: it is dropped (true: the log must be recycled, as after a cut
+/// tail, so that nothing is appended after it). A record after it, or a reference to a
+/// generation the durable superblock has reached, cannot come from a crash: `Corruption`.
+fn drop_uncommitted_bypass(recovery: &mut Recovery, state: &WriterState) -> Result<bool> {
+    let is_bypass = |record: &Recovered| {
+        record.ops.iter().find_map(|op| match op {
+            Op::Bypass { generation, .. } => Some(*generation),
+            _ => None,
+        })
+    };
+    let Some(index) = recovery
+        .records
+        .iter()
+        .position(|record| is_bypass(record).is_some())
+    else {
+        return Ok(false);
+    };
+    let record = &recovery.records[index];
+    let lsn = record.lsn;
+    let generation = is_bypass(record).unwrap_or(0);
+    let durable = state.store.durable().generation;
+    let problem = if index + 1 != recovery.records.len() {
+        Some(format!(
+            "the record of a transaction that bypassed the log (its data in checkpoint \
+             {generation}, which the database file lacks) is followed by LSN {}",
+            recovery.records[index + 1].lsn
+        ))
+    } else if generation <= durable {
+        Some(format!(
+            "the record of a transaction that bypassed the log names checkpoint {generation}, \
+             but the newest checkpoint ({durable}) does not cover it"
+        ))
+    } else {
+        None
+    };
+    if let Some(what) = problem {
+        return Err(Error::corruption(0, CorruptionKind::Log { lsn, what }));
+    }
+    recovery.records.pop();
+    Ok(true)
+}
+
 impl WriterState {
     fn replay(&mut self, record: &Recovered) -> Result<()> {
         let lsn = record.lsn;
@@ -95,6 +142,10 @@ impl WriterState {
                     }
                     self.tables.insert(table.clone(), TableState::empty());
                     self.catalog_dirty = true;
+                }
+                Op::Bypass { .. } => {
+                    // Dropped before replay (`drop_uncommitted_bypass`) or covered.
+                    return Err(does_not_apply("a bypassed transaction's record".into()));
                 }
                 Op::DropTable { table } => {
                     let dropped = self

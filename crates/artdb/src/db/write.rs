@@ -267,7 +267,7 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// The part of `commit` under the writer lock; returns the record's LSN (`None`: the batch
-    /// changed nothing and logs nothing).
+    /// changed nothing and logs nothing, or it bypassed the log and is durable and published).
     fn commit_locked(&mut self) -> Result<Option<u64>> {
         self.check_aborted()?;
         self.shared.check_writable(&self.state)?;
@@ -275,11 +275,26 @@ impl<'db> WriteTxn<'db> {
             self.committed = true;
             return Ok(None);
         }
-        let record = self
-            .state
-            .wal
-            .encode(&self.ops, self.shared.pipeline.durable_lsn())?;
-        let lsn = self.state.write_log(self.shared, &record)?;
+        let log_bytes: u64 = self.ops.iter().map(Op::encoded_len).sum();
+        // A batch bigger than the threshold bypasses the log (its commit checkpoints). The
+        // checkpoint lock comes before the writer lock, which this batch holds already: only
+        // if it is free now (a checkpoint releases the writer lock during its syncs, and this
+        // batch may have begun then); else the batch is logged like any other.
+        let bypass = if log_bytes > self.shared.wal_bypass_threshold_bytes {
+            self.shared.checkpoint_lock.try_lock()
+        } else {
+            None
+        };
+        let lsn = match bypass {
+            Some(_) => None,
+            None => {
+                let record = self
+                    .state
+                    .wal
+                    .encode(&self.ops, self.shared.pipeline.durable_lsn())?;
+                Some(self.state.write_log(self.shared, &record)?)
+            }
+        };
         let touched: Vec<String> = self.touched.keys().cloned().collect();
         let dropped: Vec<(String, TableState)> = std::mem::take(&mut self.dropped);
         let dropped_names: Vec<String> = dropped.iter().map(|(name, _)| name.clone()).collect();
@@ -303,12 +318,19 @@ impl<'db> WriteTxn<'db> {
         }
         // Concurrent write transactions validate against this batch as a write of every table
         // it touched, created or dropped (it keeps no key set).
-        let changed = touched
-            .iter()
-            .map(String::as_str)
-            .chain(dropped_names.iter().map(String::as_str));
-        if !touched.is_empty() || !dropped_names.is_empty() {
-            state.history.push_whole(changed);
+        let changed: Vec<String> = touched.iter().chain(&dropped_names).cloned().collect();
+        let Some(lsn) = lsn else {
+            // Marked committed first: whatever happens now, the trees are not rolled back (a
+            // failure poisons the database; reopen finds the batch whole or absent).
+            self.committed = true;
+            state.commit_bypass(self.shared, &changed, |state| {
+                state.history.push_whole(changed.iter().map(String::as_str))
+            })?;
+            crate::txn::prune_history(self.shared, state);
+            return Ok(None);
+        };
+        if !changed.is_empty() {
+            state.history.push_whole(changed.iter().map(String::as_str));
         }
         state.enqueue_commit(self.shared, lsn, &touched, self.durability);
         crate::txn::prune_history(self.shared, state);

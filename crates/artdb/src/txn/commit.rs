@@ -39,6 +39,10 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
         .options
         .durability
         .unwrap_or_else(|| shared.default_durability());
+    // A transaction bigger than the threshold bypasses the log: its commit checkpoints, which
+    // needs the checkpoint lock, taken before the writer lock (lock order, state.rs).
+    let bypass = txn.log_bytes_estimate > shared.wal_bypass_threshold_bytes;
+    let _checkpointing = bypass.then(|| shared.checkpoint_lock.lock());
     let (seq, lsn) = {
         let mut guard = shared.writer.lock();
         let state = &mut *guard;
@@ -53,6 +57,17 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
         validate_catalog(state, txn.start, &txn.catalog)?;
         let writes = std::mem::take(&mut txn.writes);
         let catalog = std::mem::take(&mut txn.catalog);
+        if bypass {
+            let (record, _touched) = apply(state, &shared, catalog, writes)?;
+            let tables: Vec<String> = record.keys().cloned().collect();
+            let others_live = shared.live.writers() > 1;
+            let seq = state.commit_bypass(&shared, &tables, |state| {
+                state.history.push(record, others_live)
+            })?;
+            txn.live = None;
+            prune(&shared, state);
+            return Ok(seq);
+        }
         let log_record = state
             .wal
             .encode(&log_ops(&catalog, &writes)?, shared.pipeline.durable_lsn())?;

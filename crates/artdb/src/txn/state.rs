@@ -46,12 +46,19 @@ pub(crate) struct CommitCounters {
     /// Tables into which the changes were applied again (another commit changed the table since
     /// the transaction's snapshot).
     pub(crate) applied: u64,
+    /// Commits that bypassed the log (their nodes went to the database file through a
+    /// checkpoint; `WriterState::commit_bypass`).
+    pub(crate) bypassed: u64,
 }
 
 /// Runs a checkpoint once the log passed its threshold (db's, installed at open; it takes the
 /// checkpoint lock, then the writer lock). Its error is not a commit's: an I/O error poisons the
 /// database and the next write says so.
 pub(crate) type CheckpointFn = fn(&Shared);
+
+/// Runs the ordinary checkpoint with the checkpoint lock and the writer lock held by the caller
+/// (db's, installed at open): the checkpoint of a commit that bypasses the log.
+pub(crate) type CheckpointLockedFn = fn(&Shared, &mut WriterState) -> Result<()>;
 
 /// The test hook: called with the database's shared state at each step of every checkpoint.
 #[cfg(test)]
@@ -134,8 +141,12 @@ pub(crate) struct Shared {
     pub(crate) abort_generation: AtomicU64,
     pub(crate) durability: Durability,
     pub(crate) checkpoint_threshold_bytes: u64,
+    /// A transaction whose changes exceed this many log bytes bypasses the log.
+    pub(crate) wal_bypass_threshold_bytes: u64,
     /// The checkpoint a commit triggers when the log passed its threshold (db's).
     pub(crate) checkpoint: CheckpointFn,
+    /// The checkpoint of a commit that bypasses the log (db's).
+    pub(crate) checkpoint_locked: CheckpointLockedFn,
     /// Held by every checkpoint from before it takes the writer lock to its end (a checkpoint
     /// releases the writer lock during its syncs, so commits go on), and by whatever else uses
     /// the store beside commits (bulk load, verify, stats). Lock order: this, then the writer
@@ -284,6 +295,70 @@ impl WriterState {
                 Err(error)
             }
         }
+    }
+
+    /// The commit of a transaction that bypasses the log (docs/recovery.md, "Big transactions
+    /// bypass the log"), after its changes are applied to the trees of `tables` (those it
+    /// wrote, created or dropped) and before anything is published. Call with the checkpoint
+    /// lock and the writer lock held. `push_history` records the commit for validation and
+    /// returns its sequence number.
+    ///
+    /// 1. A record of one `Bypass` operation per table, naming the generation of the
+    ///    checkpoint below, goes to the log; the pipeline learns its LSN with the unchanged
+    ///    committed view (readers must not see the transaction before it is durable).
+    /// 2. The ordinary checkpoint (writer lock held throughout, so no record follows this one
+    ///    before that checkpoint is durable) writes every changed node, this transaction's
+    ///    among them, into free pages, makes a superblock covering the record durable, publishes
+    ///    the new version and recycles the log.
+    ///
+    /// A failure anywhere poisons the database: the trees hold changes that are not durable
+    /// and must never be published; reopen finds the transaction whole (its superblock is
+    /// durable) or absent (the record is not covered: recovery drops it), never half.
+    pub(crate) fn commit_bypass(
+        &mut self,
+        shared: &Shared,
+        tables: &[String],
+        push_history: impl FnOnce(&mut WriterState) -> u64,
+    ) -> Result<u64> {
+        let result = self.commit_bypass_steps(shared, tables, push_history);
+        if result.is_err() {
+            self.store.poison();
+        }
+        result
+    }
+
+    fn commit_bypass_steps(
+        &mut self,
+        shared: &Shared,
+        tables: &[String],
+        push_history: impl FnOnce(&mut WriterState) -> u64,
+    ) -> Result<u64> {
+        // "The log is in use" may write a superblock of its own: before the generation is read.
+        self.store.mark_log(false)?;
+        let generation = self.store.durable().generation + 1;
+        let ops: Vec<crate::wal::Op> = tables
+            .iter()
+            .map(|table| crate::wal::Op::Bypass {
+                table: table.clone(),
+                generation,
+            })
+            .collect();
+        let record = self.wal.encode(&ops, shared.pipeline.durable_lsn())?;
+        let lsn = self.write_log(shared, &record)?;
+        shared
+            .pipeline
+            .enqueue(lsn, false, Arc::clone(&self.committed));
+        let seq = push_history(self);
+        for name in tables {
+            // Written by the checkpoint (an empty created table too), so that its publish
+            // shows every table of the transaction at once.
+            if let Some(table) = self.tables.get_mut(name) {
+                table.dirty = true;
+            }
+        }
+        (shared.checkpoint_locked)(shared, self)?;
+        self.counters.bypassed += 1;
+        Ok(seq)
     }
 
     /// Hands a commit whose record is written (`lsn`) to the pipeline with its view: the

@@ -22,6 +22,11 @@ use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
+/// Log bytes of a put besides its key and value (wal/format.rs: tag, table, two lengths).
+const PUT_OVERHEAD_BYTES: u64 = 11;
+/// Log bytes of a removal besides its key.
+const REMOVE_OVERHEAD_BYTES: u64 = 7;
+
 /// A write transaction (module docs). `Send`; not `Sync` (its read set is recorded through
 /// shared references).
 pub struct Transaction {
@@ -42,6 +47,10 @@ pub struct Transaction {
     /// `Shared::abort_generation` when it began: `force_checkpoint` bumps it, and every later
     /// call (and the commit) is then [`Error::Aborted`].
     pub(crate) abort_generation: u64,
+    /// Log bytes its changes would take, counted as it writes (an over-estimate when it writes
+    /// a key more than once): above `Options::wal_bypass_threshold_bytes` its commit bypasses
+    /// the log.
+    pub(crate) log_bytes_estimate: u64,
 }
 
 impl Transaction {
@@ -64,6 +73,7 @@ impl Transaction {
             reads: RefCell::new(BTreeMap::new()),
             overlay: BTreeMap::new(),
             catalog: Vec::new(),
+            log_bytes_estimate: 0,
         }
     }
 
@@ -187,6 +197,7 @@ impl Transaction {
             set.dels.remove(key).map_err(from_tree)?;
         }
         set.fork_put(key, value);
+        self.log_bytes_estimate += PUT_OVERHEAD_BYTES + key.len() as u64 + value.len() as u64;
         Ok(())
     }
 
@@ -218,6 +229,7 @@ impl Transaction {
         }
         if was_put || (in_base && !was_removed) {
             set.fork_remove(key);
+            self.log_bytes_estimate += REMOVE_OVERHEAD_BYTES + key.len() as u64;
         }
         Ok(was_put || (in_base && !was_removed))
     }

@@ -60,8 +60,7 @@ const OP_PUT: u8 = 1;
 const OP_REMOVE: u8 = 2;
 const OP_CREATE_TABLE: u8 = 3;
 const OP_DROP_TABLE: u8 = 4;
-// Tag 5 is reserved for the reference of a transaction that bypassed the log
-// (docs/wal-format.md); this build never writes it and refuses it when read.
+const OP_BYPASS: u8 = 5;
 
 /// One operation of a committed transaction, in the order it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +91,18 @@ pub enum Op {
         /// Table name.
         table: String,
     },
+    /// A transaction that bypassed the log changed `table`: its nodes went straight into free
+    /// pages of the database file, and it is committed exactly when the checkpoint of
+    /// `generation` (which covers this record's LSN) is durable (docs/recovery.md, "Big
+    /// transactions bypass the log"). Replay never applies it: a record the durable superblock
+    /// covers is skipped like any other, and one it does not cover is a transaction that did not
+    /// commit.
+    Bypass {
+        /// Table name.
+        table: String,
+        /// The generation of the superblock that makes the transaction durable.
+        generation: u64,
+    },
 }
 
 impl Op {
@@ -100,7 +111,8 @@ impl Op {
             Op::Put { table, .. }
             | Op::Remove { table, .. }
             | Op::CreateTable { table }
-            | Op::DropTable { table } => table,
+            | Op::DropTable { table }
+            | Op::Bypass { table, .. } => table,
         }
     }
 
@@ -110,6 +122,7 @@ impl Op {
             Op::Put { key, value, .. } => 11 + key.len() as u64 + value.len() as u64,
             Op::Remove { key, .. } => 7 + key.len() as u64,
             Op::CreateTable { .. } | Op::DropTable { .. } => 3,
+            Op::Bypass { .. } => 11,
         }
     }
 }
@@ -271,9 +284,13 @@ pub fn encode_record(
             Op::Remove { key, .. } => (OP_REMOVE, Some(key), None),
             Op::CreateTable { .. } => (OP_CREATE_TABLE, None, None),
             Op::DropTable { .. } => (OP_DROP_TABLE, None, None),
+            Op::Bypass { .. } => (OP_BYPASS, None, None),
         };
         bytes.push(tag);
         bytes.extend_from_slice(&index.to_le_bytes());
+        if let Op::Bypass { generation, .. } = op {
+            bytes.extend_from_slice(&generation.to_le_bytes());
+        }
         if let Some(key) = key {
             bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
         }
@@ -355,6 +372,10 @@ pub fn decode_ops(payload: &[u8], op_count: u32, at: u64, lsn: u64) -> Result<Ve
             }
             OP_CREATE_TABLE => Op::CreateTable { table },
             OP_DROP_TABLE => Op::DropTable { table },
+            OP_BYPASS => {
+                let generation = reader.u64().ok_or_else(|| bad("bypass generation"))?;
+                Op::Bypass { table, generation }
+            }
             _ => return Err(bad("unknown op tag")),
         };
         ops.push(op);
@@ -386,6 +407,9 @@ impl<'a> Reader<'a> {
     fn u32(&mut self) -> Option<u32> {
         self.take(4).map(|b| get_u32(b, 0))
     }
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).map(|b| get_u64(b, 0))
+    }
 }
 
 pub(crate) use crate::bytes::{get_u16, get_u32, get_u64, put_u32, put_u64};
@@ -407,6 +431,10 @@ mod tests {
                 key: Vec::new(),
             },
             Op::DropTable { table: "t".into() },
+            Op::Bypass {
+                table: "other".into(),
+                generation: 0x0102_0304_0506_0708,
+            },
         ]
     }
 
@@ -420,14 +448,14 @@ mod tests {
         let header = RecordHeader::decode(&header_bytes);
         assert_eq!(
             (header.lsn, header.synced_lsn, header.op_count),
-            (17, 16, 4)
+            (17, 16, 5)
         );
         assert_eq!(header.record_len(), bytes.len() as u64);
         let end = LOG_RECORD_HEADER_LEN + header.payload_len as usize;
         assert_eq!(record_crc(9, 3, &bytes[..end]), header.crc);
         assert_ne!(record_crc(9, 4, &bytes[..end]), header.crc, "other epoch");
         assert_ne!(record_crc(8, 3, &bytes[..end]), header.crc, "other file");
-        let decoded = decode_ops(&bytes[LOG_RECORD_HEADER_LEN..end], 4, 0, 17).unwrap();
+        let decoded = decode_ops(&bytes[LOG_RECORD_HEADER_LEN..end], 5, 0, 17).unwrap();
         assert_eq!(decoded, ops);
         for i in LR_LSN_AT..end {
             let mut flipped = bytes.clone();
@@ -437,7 +465,7 @@ mod tests {
         for len in 0..end - LOG_RECORD_HEADER_LEN {
             let _ = decode_ops(
                 &bytes[LOG_RECORD_HEADER_LEN..LOG_RECORD_HEADER_LEN + len],
-                4,
+                5,
                 0,
                 1,
             )
