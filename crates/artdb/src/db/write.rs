@@ -53,8 +53,15 @@ pub struct WriteTxn<'db> {
     created: Vec<String>,
     dropped: Vec<(String, TableState)>,
     committed: bool,
-    /// The operations to log, in order.
+    /// The operations to log, in order (none once the batch is set to bypass the log).
     ops: Vec<Op>,
+    /// Log bytes of the operations so far.
+    log_bytes: u64,
+    /// Held once the batch grew past `Options::wal_bypass_threshold_bytes` and the checkpoint
+    /// lock was free: the batch will bypass the log, so it stops recording operations (a bulk
+    /// write would otherwise copy every key and value once more), and no checkpoint can start
+    /// before its commit, which checkpoints under this guard.
+    bypass: Option<MutexGuard<'db, ()>>,
     durability: Durability,
     abort_generation: u64,
 }
@@ -70,6 +77,8 @@ impl<'db> WriteTxn<'db> {
             dropped: Vec::new(),
             committed: false,
             ops: Vec::new(),
+            log_bytes: 0,
+            bypass: None,
             durability: shared.default_durability(),
             abort_generation: shared.abort_generation(),
         }
@@ -78,6 +87,25 @@ impl<'db> WriteTxn<'db> {
     /// Sets this transaction's durability (default: the database's, `Options::durability`).
     pub fn set_durability(&mut self, durability: Durability) {
         self.durability = durability;
+    }
+
+    /// Records an operation to log (`bytes`: its log size), unless the batch bypasses the log.
+    /// Past the threshold it tries to take the checkpoint lock (never waits: this batch holds
+    /// the writer lock, which a checkpoint holding the checkpoint lock may be waiting for) and,
+    /// once it has it, drops the operations recorded so far.
+    fn log_op(&mut self, bytes: u64, op: impl FnOnce() -> Op) {
+        if self.bypass.is_some() {
+            return;
+        }
+        self.log_bytes += bytes;
+        if self.log_bytes > self.shared.wal_bypass_threshold_bytes {
+            if let Some(guard) = self.shared.checkpoint_lock.try_lock() {
+                self.bypass = Some(guard);
+                self.ops = Vec::new();
+                return;
+            }
+        }
+        self.ops.push(op());
     }
 
     fn check_aborted(&self) -> Result<()> {
@@ -120,7 +148,7 @@ impl<'db> WriteTxn<'db> {
     pub fn insert(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         let (tree, log) = self.tree(table)?;
         let old = tree.insert(key, value).map_err(from_tree)?;
-        self.ops.push(Op::Put {
+        self.log_op(Op::put_len(key, value), || Op::Put {
             table: table.to_string(),
             key: key.to_vec(),
             value: value.to_vec(),
@@ -140,7 +168,7 @@ impl<'db> WriteTxn<'db> {
         let (tree, log) = self.tree(table)?;
         let inserted = tree.insert_if_absent(key, value).map_err(from_tree)?;
         if inserted {
-            self.ops.push(Op::Put {
+            self.log_op(Op::put_len(key, value), || Op::Put {
                 table: table.to_string(),
                 key: key.to_vec(),
                 value: value.to_vec(),
@@ -161,7 +189,7 @@ impl<'db> WriteTxn<'db> {
         let (tree, log) = self.tree(table)?;
         let old = tree.remove(key).map_err(from_tree)?;
         if old.is_some() {
-            self.ops.push(Op::Remove {
+            self.log_op(Op::remove_len(key), || Op::Remove {
                 table: table.to_string(),
                 key: key.to_vec(),
             });
@@ -212,7 +240,7 @@ impl<'db> WriteTxn<'db> {
             .tables
             .insert(name.to_string(), TableState::empty());
         self.created.push(name.to_string());
-        self.ops.push(Op::CreateTable {
+        self.log_op(Op::TABLE_OP_LEN, || Op::CreateTable {
             table: name.to_string(),
         });
         self.touched
@@ -238,7 +266,7 @@ impl<'db> WriteTxn<'db> {
             }
             None => self.dropped.push((name.to_string(), table)),
         }
-        self.ops.push(Op::DropTable {
+        self.log_op(Op::TABLE_OP_LEN, || Op::DropTable {
             table: name.to_string(),
         });
         Ok(())
@@ -271,21 +299,11 @@ impl<'db> WriteTxn<'db> {
     fn commit_locked(&mut self) -> Result<Option<u64>> {
         self.check_aborted()?;
         self.shared.check_writable(&self.state)?;
-        if self.ops.is_empty() {
+        if self.ops.is_empty() && self.bypass.is_none() {
             self.committed = true;
             return Ok(None);
         }
-        let log_bytes: u64 = self.ops.iter().map(Op::encoded_len).sum();
-        // A batch bigger than the threshold bypasses the log (its commit checkpoints). The
-        // checkpoint lock comes before the writer lock, which this batch holds already: only
-        // if it is free now (a checkpoint releases the writer lock during its syncs, and this
-        // batch may have begun then); else the batch is logged like any other.
-        let bypass = if log_bytes > self.shared.wal_bypass_threshold_bytes {
-            self.shared.checkpoint_lock.try_lock()
-        } else {
-            None
-        };
-        let lsn = match bypass {
+        let lsn = match self.bypass {
             Some(_) => None,
             None => {
                 let record = self

@@ -119,12 +119,25 @@ impl Op {
     /// Bytes this op adds to a payload (besides its table's name, listed once).
     pub fn encoded_len(&self) -> u64 {
         match self {
-            Op::Put { key, value, .. } => 11 + key.len() as u64 + value.len() as u64,
-            Op::Remove { key, .. } => 7 + key.len() as u64,
-            Op::CreateTable { .. } | Op::DropTable { .. } => 3,
+            Op::Put { key, value, .. } => Op::put_len(key, value),
+            Op::Remove { key, .. } => Op::remove_len(key),
+            Op::CreateTable { .. } | Op::DropTable { .. } => Op::TABLE_OP_LEN,
             Op::Bypass { .. } => 11,
         }
     }
+
+    /// [`Op::encoded_len`] of a put of `key` and `value`: tag, table index, two lengths, bytes.
+    pub fn put_len(key: &[u8], value: &[u8]) -> u64 {
+        11 + key.len() as u64 + value.len() as u64
+    }
+
+    /// [`Op::encoded_len`] of a removal of `key`.
+    pub fn remove_len(key: &[u8]) -> u64 {
+        7 + key.len() as u64
+    }
+
+    /// [`Op::encoded_len`] of a create or drop: tag and table index.
+    pub const TABLE_OP_LEN: u64 = 3;
 }
 
 /// The header of a log cycle.
