@@ -258,3 +258,46 @@ fn bypassed_commits_beside_small_logged_ones() {
         value(0, rounds)
     );
 }
+
+/// Creates, drops and a big write in one bypassed transaction (both kinds), then a reopen:
+/// the catalog changes travel with the checkpoint, an empty created table too.
+#[test]
+fn catalog_changes_in_a_bypassed_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
+    db.create_table("t").unwrap();
+    db.create_table("doomed").unwrap();
+    {
+        let mut txn = db.begin_write(WriteOptions::default()).unwrap();
+        txn.create_table("fresh").unwrap();
+        txn.create_table("empty").unwrap();
+        txn.drop_table("doomed").unwrap();
+        for i in 0..BIG_KEYS {
+            txn.insert("fresh", &i.to_be_bytes(), &value(i, 3)).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    {
+        let mut batch = db.write().unwrap();
+        batch.create_table("batch").unwrap();
+        batch.drop_table("t").unwrap();
+        for i in 0..BIG_KEYS {
+            batch
+                .insert("batch", &i.to_be_bytes(), &value(i, 4))
+                .unwrap();
+        }
+        batch.commit().unwrap();
+    }
+    assert_eq!(db.stats().unwrap().txn.commits_bypassing_log, 2);
+    let expected = dump(&db).unwrap();
+    let names: Vec<&String> = expected.keys().collect();
+    assert_eq!(names, ["batch", "empty", "fresh"]);
+    assert_eq!(expected["fresh"].len() as u64, BIG_KEYS);
+    assert!(expected["empty"].is_empty());
+    drop(db);
+    let db = Db::open(&path, options(THRESHOLD_BYTES)).unwrap();
+    assert_eq!(dump(&db).unwrap(), expected);
+    let report = db.verify().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+}
