@@ -41,7 +41,12 @@ pub const SPACE_BLOB_HEADER_LEN: usize = 16;
 #[derive(Debug, Clone)]
 pub struct SpaceMap {
     counts: Vec<u16>,
-    free: BTreeSet<u64>,
+    /// The free pages, built from `counts` on first use (`None` until then): an open reads the
+    /// space blob and checks it, but builds no set of its free pages unless something is
+    /// written (a file with 35,000 free pages took 1.7 ms to open when the set was built
+    /// there). Every method that changes `counts` builds it first (`free_set`), because later
+    /// `FREE` entries may be pending pages, which are not free.
+    free: Option<BTreeSet<u64>>,
     pending_nodes: Vec<(u64, Vec<u64>)>,
     pending_meta: Vec<u64>,
     /// No allocation goes below this page (0: none). Set by `Db::compact` for its first dense
@@ -54,7 +59,7 @@ impl SpaceMap {
     pub fn new() -> SpaceMap {
         SpaceMap {
             counts: vec![RESERVED; DATA_PAGE_FIRST as usize],
-            free: BTreeSet::new(),
+            free: Some(BTreeSet::new()),
             pending_nodes: Vec::new(),
             pending_meta: Vec::new(),
             floor: 0,
@@ -78,7 +83,24 @@ impl SpaceMap {
 
     /// Pages free now (allocatable).
     pub fn free_pages(&self) -> u64 {
-        self.free.len() as u64
+        match &self.free {
+            Some(free) => free.len() as u64,
+            // Nothing changed since the blob was read: every `FREE` entry is free.
+            None => self.counts.iter().filter(|&&entry| entry == FREE).count() as u64,
+        }
+    }
+
+    /// The set of free pages, built from the entries on first use (see the field's docs).
+    fn free_set(&mut self) -> &mut BTreeSet<u64> {
+        let counts = &self.counts;
+        self.free.get_or_insert_with(|| {
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(page, &entry)| entry == FREE && *page as u64 >= DATA_PAGE_FIRST)
+                .map(|(page, _)| page as u64)
+                .collect()
+        })
     }
 
     /// Pages freed but waiting for snapshots or the next checkpoint.
@@ -104,12 +126,13 @@ impl SpaceMap {
     /// epoch can reach (`pinned_epoch_min` = the smallest epoch of a live snapshot, if any) and
     /// leaves the rest pending.
     pub fn begin_checkpoint(&mut self, pinned_epoch_min: Option<u64>) {
+        self.free_set();
         let meta = std::mem::take(&mut self.pending_meta);
-        self.free.extend(meta);
+        self.free_set().extend(meta);
         let mut kept = Vec::new();
         for (epoch, pages) in std::mem::take(&mut self.pending_nodes) {
             if pinned_epoch_min.map_or(true, |pinned| pinned > epoch) {
-                self.free.extend(pages);
+                self.free_set().extend(pages);
             } else {
                 kept.push((epoch, pages));
             }
@@ -122,16 +145,18 @@ impl SpaceMap {
     pub fn allocate(&mut self, pages: u64, page_min: u64) -> u64 {
         debug_assert!(pages > 0, "allocation of zero pages");
         let page_min = page_min.max(DATA_PAGE_FIRST).max(self.floor);
+        self.free_set();
         let first = self.find_free_run(pages, page_min).unwrap_or_else(|| {
             let first = self.page_count().max(page_min);
             for gap in self.page_count()..first {
-                self.free.insert(gap);
+                self.free_set().insert(gap);
             }
             self.counts.resize((first + pages) as usize, FREE);
             first
         });
+        let free = self.free_set();
         for page in first..first + pages {
-            self.free.remove(&page);
+            free.remove(&page);
         }
         first
     }
@@ -139,7 +164,8 @@ impl SpaceMap {
     fn find_free_run(&self, pages: u64, page_min: u64) -> Option<u64> {
         let mut run_first = 0;
         let mut run_len = 0;
-        for &page in self.free.range(page_min..) {
+        let free = self.free.as_ref()?;
+        for &page in free.range(page_min..) {
             if run_len > 0 && page == run_first + run_len {
                 run_len += 1;
             } else {
@@ -156,9 +182,10 @@ impl SpaceMap {
     /// Drops free pages (not pending ones) from the end of the file's used range, so the file
     /// can shrink.
     pub fn trim_free_tail(&mut self) {
+        self.free_set();
         while self.counts.len() as u64 > DATA_PAGE_FIRST {
             let last = self.counts.len() as u64 - 1;
-            if self.counts[last as usize] != FREE || !self.free.remove(&last) {
+            if self.counts[last as usize] != FREE || !self.free_set().remove(&last) {
                 break;
             }
             self.counts.pop();
@@ -167,6 +194,7 @@ impl SpaceMap {
 
     /// Marks an allocated page as holding one more node.
     pub fn add_node(&mut self, page: u64) {
+        self.free_set();
         let entry = &mut self.counts[page as usize];
         debug_assert!(
             *entry < NODES_PER_PAGE_MAX,
@@ -177,6 +205,7 @@ impl SpaceMap {
 
     /// Marks pages `first..first + pages` as an extent holding one node.
     pub fn add_extent(&mut self, first: u64, pages: u64) {
+        self.free_set();
         self.counts[first as usize] = 1;
         for page in first + 1..first + pages {
             self.counts[page as usize] = EXTENT_TAIL;
@@ -185,6 +214,7 @@ impl SpaceMap {
 
     /// Marks pages as the newest checkpoint's metadata.
     pub fn add_meta(&mut self, first: u64, pages: u64) {
+        self.free_set();
         for page in first..first + pages {
             self.counts[page as usize] = META;
         }
@@ -192,16 +222,20 @@ impl SpaceMap {
 
     /// Returns allocated pages that were never published (a failed bulk load) to the free set.
     pub fn unallocate(&mut self, pages: impl IntoIterator<Item = u64>) {
+        self.free_set();
         for page in pages {
             if let Some(entry) = self.counts.get_mut(page as usize) {
                 *entry = FREE;
-                self.free.insert(page);
+                if let Some(free) = self.free.as_mut() {
+                    free.insert(page);
+                }
             }
         }
     }
 
     /// Frees the meta pages of the previous checkpoint (reusable from the next checkpoint on).
     pub fn release_meta(&mut self, first: u64, pages: u64) {
+        self.free_set();
         for page in first..first + pages {
             if self.entry(page) == META {
                 self.counts[page as usize] = FREE;
@@ -212,6 +246,7 @@ impl SpaceMap {
 
     /// Releases the node at byte `offset`; pages whose last node goes are pending with `epoch`.
     pub fn release_node(&mut self, offset: u64, epoch: u64) -> Result<()> {
+        self.free_set();
         let page = offset / PAGE_SIZE;
         let entry = self.entry(page);
         if entry == FREE || entry > NODES_PER_PAGE_MAX {
@@ -284,11 +319,10 @@ impl SpaceMap {
             if !valid {
                 return Err(bad("space blob entry"));
             }
-            if entry == FREE {
-                map.free.insert(page);
-            }
             map.counts.push(entry);
         }
+        // Built on first use (the field's docs).
+        map.free = None;
         Ok(map)
     }
 
@@ -347,5 +381,35 @@ mod tests {
         assert_eq!(map.allocate(1, 0), c + 1, "then the gap");
         let decoded = SpaceMap::decode(&map.encode(), 0, map.page_count()).unwrap();
         assert_eq!(decoded.entries(), map.entries());
+    }
+
+    /// A decoded map builds its free set only on first use, and before any change: pages
+    /// freed after the open are pending, not free, though their entries read `FREE` too.
+    #[test]
+    fn a_decoded_map_builds_its_free_set_before_any_change() {
+        let mut map = SpaceMap::new();
+        map.begin_checkpoint(None);
+        let pages: Vec<u64> = (0..6).map(|_| map.allocate(1, 0)).collect();
+        for &page in &pages[..4] {
+            map.add_node(page);
+        }
+        map.add_meta(pages[4], 1);
+        // pages[5] stays free.
+        let mut decoded = SpaceMap::decode(&map.encode(), 0, map.page_count()).unwrap();
+        assert!(decoded.free.is_none(), "an open builds no free set");
+        assert_eq!(decoded.free_pages(), 1);
+        decoded.release_meta(pages[4], 1);
+        decoded.release_node(pages[0] * PAGE_SIZE, 3).unwrap();
+        assert_eq!(decoded.entry(pages[0]), FREE);
+        assert_eq!(decoded.free_pages(), 1, "released pages are pending");
+        assert_eq!(
+            decoded.allocate(1, 0),
+            pages[5],
+            "only the page free at open"
+        );
+        assert_eq!(decoded.allocate(1, 0), pages[5] + 1, "then past the end");
+        decoded.begin_checkpoint(None);
+        assert_eq!(decoded.allocate(1, 0), pages[0]);
+        assert_eq!(decoded.allocate(1, 0), pages[4]);
     }
 }
