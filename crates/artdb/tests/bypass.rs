@@ -301,3 +301,42 @@ fn catalog_changes_in_a_bypassed_transaction() {
     let report = db.verify().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 }
+
+/// A big transaction into a new file, then checkpoints: nothing is rewritten. (The compaction
+/// baseline was set at the start of the first checkpoint, before the transaction's pages, so
+/// the next checkpoint took them for growth and rewrote the table: W2's store step.)
+#[test]
+fn the_checkpoint_after_a_bypassed_commit_does_not_rewrite_it() {
+    for first_checkpoint_before in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
+        db.create_table("t").unwrap();
+        if first_checkpoint_before {
+            db.checkpoint().unwrap();
+        }
+        let mut batch = db.write().unwrap();
+        for i in 0..300_000u64 {
+            batch.insert("t", &i.to_be_bytes(), &value(i, 1)).unwrap();
+        }
+        batch.commit().unwrap();
+        let pages = db.stats().unwrap().store.page_count;
+        // Well past the compaction slack (32 pages).
+        assert!(pages > 100, "{pages}");
+        for _ in 0..3 {
+            let stats = db.checkpoint().unwrap();
+            assert!(
+                stats.pages_written <= 2,
+                "first checkpoint before: {first_checkpoint_before}: {stats:?}"
+            );
+        }
+        let mut txn = db.write().unwrap();
+        txn.insert("t", b"one", b"more").unwrap();
+        txn.commit().unwrap();
+        let stats = db.checkpoint().unwrap();
+        assert!(
+            stats.pages_written < pages / 4,
+            "{stats:?} of {pages} pages"
+        );
+    }
+}
