@@ -101,10 +101,32 @@ fn main() {
     };
     let probe = &probe[..lookups.min(probe.len())];
     let start = Instant::now();
+    let cpu_start = thread_cpu_ticks();
     let sum = measured(&mut tree, &mode, probe, &value);
+    let cpu = thread_cpu_ticks()
+        .zip(cpu_start)
+        .map(|(end, start)| end - start);
     let elapsed = start.elapsed();
+    // CPU time (10 ms ticks) is the steadier figure on a shared machine: waiting for a core
+    // does not count in it.
+    let cpu_rate = cpu
+        .filter(|&ticks| ticks > 0)
+        .map_or(String::from("-"), |ticks| {
+            format!("{:.2}", probe.len() as f64 / (ticks as f64 / 100.0) / 1e6)
+        });
     println!(
-        "{mode} n={n} dense={dense} value_len={value_len}: {:.2} Mops/s (sum {sum})",
+        "{mode} n={n} dense={dense} value_len={value_len}: {:.2} Mops/s (sum {sum}), \
+         {cpu_rate} Mops per CPU second",
         probe.len() as f64 / elapsed.as_secs_f64() / 1e6
     );
+}
+
+/// User + system CPU time of this thread in clock ticks (Linux `/proc`; `None` elsewhere).
+fn thread_cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let user: u64 = fields.get(11)?.parse().ok()?;
+    let system: u64 = fields.get(12)?.parse().ok()?;
+    Some(user + system)
 }

@@ -63,7 +63,12 @@ impl Writer {
                 let at = pack.lower_bound(suffix);
                 let spare = pack.spare() > 0;
                 match self.writable_pack(bits, pack.version) {
-                    Some(mut writable) if spare => writable.insert(at, suffix, value),
+                    Some(mut writable) if spare => {
+                        writable.insert(at, suffix, value);
+                        // The last spare slot taken: the word's hint now says full (word.rs).
+                        let full = pack.spare() == 1;
+                        *slot = word::with_pack_full(bits, full).to_le_bytes();
+                    }
                     _ => {
                         *slot = rebuild(
                             self.version,
@@ -155,6 +160,7 @@ impl Writer {
         if pack.count() > 2 {
             if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                 writable.remove(index);
+                *slot = word::with_pack_full(bits, false).to_le_bytes();
                 return old;
             }
         }

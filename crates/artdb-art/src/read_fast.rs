@@ -19,8 +19,8 @@ use crate::node::{
     PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
-use crate::read::{prefetch_for, GET_MANY_GROUP_LEN};
-use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_INLINE, TAG_MASK};
+use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
+use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_INLINE, TAG_MASK};
 
 /// Outcome of the fast path.
 #[derive(Clone, Copy)]
@@ -133,8 +133,8 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                 None => Step::Done(None),
             }
         }
-        TAG_HEAP_LEAF => {
-            let address = (bits & !TAG_MASK) as usize;
+        TAG_HEAP_LEAF | TAG_HEAP_PACK_HINTED => {
+            let address = word::heap_leaf_address(bits);
             // SAFETY: a heap leaf word names a live leaf or pack image of this version, not
             // written or freed during 'a (caller).
             let image = unsafe { node::heap_leaf_image::<'a>(address) };
@@ -233,7 +233,7 @@ pub(crate) unsafe fn get_group<'a>(root: &'a [u8; 8], keys: &[&[u8]], out: &mut 
                 // SAFETY: a slot of this version (caller).
                 State::At(slot, depth) => match unsafe { step::<true>(slot, depth, key) } {
                     Step::Descend(child, next) => {
-                        prefetch_for(word::load(child), key, next);
+                        prefetch_for_split(word::load(child), key, next);
                         State::At(child, next)
                     }
                     Step::Pack(address, probe) => {

@@ -12,9 +12,22 @@
 //! | heap leaf:       pointer bits 63..3                                      | 001 |
 //! | persisted node:  file offset bits 63..3 (images are 8-byte aligned)      | 010 |
 //! | inline value:    value bytes 0..7 in bits 8..63 (byte i at 8+8i) | 00 | len | 011 |
+//! | heap pack with a layout hint: hint bits 63..48, pointer bits 47..3       | 101 |
 //! +---------------------------------------------------------------+----+-----+-----+
-//!  word == 0: empty (no child).  Tags 100..111 are invalid (reserved).
+//!  word == 0: empty (no child).  Tags 100, 110, 111 are invalid (reserved).
 //! ```
+//!
+//! The pack hint (tag 101) lets a lookup prefetch the record it will compare together with the
+//! pack's header, from the word alone, instead of after the header arrives (a second dependent
+//! cache miss): bits 48..56 hold the pack's capacity (1..=256), bits 57..62 its record stride,
+//! bit 63 whether it is full (count = capacity: bulk-built packs, full packs of dense keys;
+//! other packs are created with count / 8 spare slots and the writer updates the bit when it
+//! fills or empties one in place). Only packs without a prefix are hinted (the key's first
+//! suffix byte is then at the word's depth). It is only a hint: the lookup still reads
+//! everything from the image, and a stale hint only costs useless prefetches. A pack whose
+//! address uses bits 48..63 (no x86-64 or AArch64 heap today, without pointer tagging), or with
+//! a prefix or a wider stride,
+//! gets a plain heap leaf word (tag 001).
 //!
 //! Meaning at depth `d` with path `p`:
 //! - inline value: the key is exactly `p`; its value (0..=7 bytes) is in the word. Because the
@@ -38,6 +51,14 @@ pub(crate) const TAG_HEAP_LEAF: u64 = 0b001;
 pub(crate) const TAG_PERSISTED: u64 = 0b010;
 /// Tag of an inline value.
 pub(crate) const TAG_INLINE: u64 = 0b011;
+/// Tag of a heap pack whose word carries a layout hint in bits 48..63.
+pub(crate) const TAG_HEAP_PACK_HINTED: u64 = 0b101;
+/// Bits of a hinted pack word that hold the address.
+const HINTED_ADDRESS_MASK: u64 = ((1 << PACK_HINT_SHIFT) - 1) & !TAG_MASK;
+/// First bit of a pack hint.
+const PACK_HINT_SHIFT: u32 = 48;
+/// Widest record stride a hint can describe.
+const PACK_HINT_STRIDE_MAX: usize = 63;
 /// Shift of the inline value length within the low byte.
 const INLINE_LEN_SHIFT: u32 = 3;
 
@@ -87,6 +108,7 @@ pub(crate) fn decode(bits: u64) -> Word {
     match bits & TAG_MASK {
         TAG_HEAP_NODE => Word::HeapNode(bits as usize),
         TAG_HEAP_LEAF => Word::HeapLeaf((bits & !TAG_MASK) as usize),
+        TAG_HEAP_PACK_HINTED => Word::HeapLeaf((bits & HINTED_ADDRESS_MASK) as usize),
         TAG_PERSISTED => Word::Persisted(bits & !TAG_MASK),
         TAG_INLINE => {
             let len = ((bits >> INLINE_LEN_SHIFT) & 0b111) as usize;
@@ -127,6 +149,96 @@ pub(crate) fn heap_leaf(address: usize) -> u64 {
 }
 
 /// The word of a persisted node at file `offset` (8-byte aligned).
+/// The address of a heap leaf or pack word (tag 001 or 101).
+#[inline(always)]
+pub(crate) fn heap_leaf_address(bits: u64) -> usize {
+    let mask = if bits & TAG_MASK == TAG_HEAP_PACK_HINTED {
+        HINTED_ADDRESS_MASK
+    } else {
+        !TAG_MASK
+    };
+    (bits & mask) as usize
+}
+
+/// The word of a heap pack at `address` described by `hint`: hinted (tag 101) when the hint
+/// can describe it and the address leaves bits 48..63 free, a plain heap leaf word otherwise.
+#[inline]
+pub(crate) fn heap_pack(address: usize, hint: PackHint) -> u64 {
+    let describable = (1..=256).contains(&hint.capacity)
+        && hint.stride <= PACK_HINT_STRIDE_MAX
+        && hint.prefix_len == 0;
+    if !describable || (address as u64) >> PACK_HINT_SHIFT != 0 {
+        return heap_leaf(address);
+    }
+    debug_assert!(
+        address != 0 && address % 8 == 0,
+        "heap packs are 8-byte aligned"
+    );
+    let bits = hint.capacity as u64 | (hint.stride as u64) << 9 | u64::from(hint.full) << 15;
+    address as u64 | TAG_HEAP_PACK_HINTED | bits << PACK_HINT_SHIFT
+}
+
+/// A pack's layout, as far as a hint describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PackHint {
+    /// Entry slots (1..=256).
+    pub capacity: usize,
+    /// Bytes per record (suffix bytes after the first, then the value).
+    pub stride: usize,
+    /// Prefix bytes (a hint describes only packs without one).
+    pub prefix_len: usize,
+    /// count = capacity.
+    pub full: bool,
+}
+
+/// Where a lookup whose first suffix byte is `first` probably reads in the hinted pack `bits`
+/// names: `(fence index, record offset)` from the pack's start, guessing that its entries are
+/// spread evenly over the byte's range (`first * count / 256`) and, unless the pack is full,
+/// that its count is capacity - capacity / 16 (between a new pack's capacity * 8 / 9 and a
+/// pack whose spare slots filled). Straight-line arithmetic: it runs on every lookup.
+#[inline(always)]
+pub(crate) fn pack_guess(bits: u64, first: u8) -> (usize, usize) {
+    let hint = bits >> PACK_HINT_SHIFT;
+    let capacity = (hint & 0x1FF) as usize;
+    let stride = ((hint >> 9) & 0x3F) as usize;
+    let not_full = ((hint >> 15) as usize ^ 1).wrapping_neg();
+    let count = capacity - ((capacity >> 4) & not_full);
+    let index = (usize::from(first) * count) >> 8;
+    (index, PACK_HINT_FENCE_AT + capacity + index * stride)
+}
+
+/// Where the fence of a hinted pack starts (its prefix is empty).
+pub(crate) const PACK_HINT_FENCE_AT: usize = 16;
+
+/// Sets or clears the full bit of a hinted pack word (other words are returned unchanged).
+#[inline]
+pub(crate) fn with_pack_full(bits: u64, full: bool) -> u64 {
+    if bits & TAG_MASK != TAG_HEAP_PACK_HINTED {
+        return bits;
+    }
+    let bit = 1u64 << (PACK_HINT_SHIFT + 15);
+    if full {
+        bits | bit
+    } else {
+        bits & !bit
+    }
+}
+
+/// The hint of a hinted pack word (tag 101).
+#[cfg(test)]
+pub(crate) fn pack_hint(bits: u64) -> Option<PackHint> {
+    if bits & TAG_MASK != TAG_HEAP_PACK_HINTED {
+        return None;
+    }
+    let hint = bits >> PACK_HINT_SHIFT;
+    Some(PackHint {
+        capacity: (hint & 0x1FF) as usize,
+        stride: ((hint >> 9) & 0x3F) as usize,
+        prefix_len: 0,
+        full: hint >> 15 != 0,
+    })
+}
+
 #[inline]
 pub(crate) fn persisted(offset: u64) -> u64 {
     debug_assert!(offset % 8 == 0, "persisted images are 8-byte aligned");
@@ -219,6 +331,50 @@ mod tests {
         assert_eq!(decode(persisted(0)), Word::Persisted(0));
         assert_eq!(decode(persisted(4096)), Word::Persisted(4096));
         assert_eq!(decode(0b100), Word::Invalid);
+        assert_eq!(decode(0b110), Word::Invalid);
+        assert_eq!(decode(0b111), Word::Invalid);
+        let hint = |capacity, stride, prefix_len, full| PackHint {
+            capacity,
+            stride,
+            prefix_len,
+            full,
+        };
+        let hinted = heap_pack(4096, hint(170, 13, 0, false));
+        assert_eq!(hinted & TAG_MASK, TAG_HEAP_PACK_HINTED);
+        assert_eq!(decode(hinted), Word::HeapLeaf(4096));
+        assert_eq!(heap_leaf_address(hinted), 4096);
+        assert_eq!(heap_leaf_address(heap_leaf(4096)), 4096);
+        assert!(ChildWord::from_bits(hinted).is_none());
+        for expected in [
+            hint(1, 0, 0, false),
+            hint(256, 39, 0, true),
+            hint(150, 13, 0, false),
+            hint(256, 63, 0, true),
+        ] {
+            let bits = heap_pack(8, expected);
+            assert_eq!(pack_hint(bits), Some(expected));
+            assert_eq!(
+                pack_hint(with_pack_full(bits, !expected.full)).map(|h| h.full),
+                Some(!expected.full)
+            );
+        }
+        // A full pack of 256 one-byte suffixes holds byte b at index b.
+        let dense = heap_pack(8, hint(256, 7, 0, true));
+        assert_eq!(pack_guess(dense, 200), (200, 16 + 256 + 200 * 7));
+        // A pack that is not full is guessed at capacity - capacity / 16 entries.
+        let spread = heap_pack(8, hint(160, 13, 0, false));
+        assert_eq!(pack_guess(spread, 128), (75, 16 + 160 + 75 * 13));
+        // Not describable, or an address using the hint's bits: a plain leaf word.
+        assert_eq!(heap_pack(4096, hint(170, 13, 1, false)), heap_leaf(4096));
+        assert_eq!(heap_pack(4096, hint(170, 64, 0, false)), heap_leaf(4096));
+        assert_eq!(heap_pack(4096, hint(0, 13, 0, false)), heap_leaf(4096));
+        assert_eq!(heap_pack(4096, hint(257, 13, 0, false)), heap_leaf(4096));
+        assert_eq!(
+            heap_pack(1 << 48, hint(170, 13, 0, false)),
+            heap_leaf(1 << 48)
+        );
+        assert_eq!(with_pack_full(heap_leaf(4096), true), heap_leaf(4096));
+        assert_eq!(pack_hint(heap_leaf(4096)), None);
         assert_eq!(decode(0b1111), Word::Invalid);
         assert!(ChildWord::from_bits(heap_node(64)).is_none());
         assert!(ChildWord::from_bits(persisted(8)).is_some());
