@@ -17,7 +17,7 @@
 
 use super::{Db, TableState, WriterState};
 use crate::error::{from_tree, CorruptionKind, Error, Result};
-use crate::wal::{Op, Recovered, Recovery};
+use crate::wal::{OpRef, Recovered, Recovery};
 
 impl Db {
     /// Replays `recovery` and checkpoints it; on failure the database is closed without a
@@ -34,7 +34,7 @@ impl Db {
         let result = recovery
             .records
             .iter()
-            .try_for_each(|record| state.replay(record))
+            .try_for_each(|record| state.replay(&recovery, record))
             .and_then(|()| {
                 // Every table anew: replay may have dropped and recreated one under its name.
                 let names: Vec<String> = state.tables.keys().cloned().collect();
@@ -73,22 +73,23 @@ impl Db {
 /// tail, so that nothing is appended after it). A record after it, or a reference to a
 /// generation the durable superblock has reached, cannot come from a crash: `Corruption`.
 fn drop_uncommitted_bypass(recovery: &mut Recovery, state: &WriterState) -> Result<bool> {
-    let is_bypass = |record: &Recovered| {
-        record.ops.iter().find_map(|op| match op {
-            Op::Bypass { generation, .. } => Some(*generation),
+    let is_bypass = |record: &Recovered| -> Result<Option<u64>> {
+        Ok(recovery.ops(record)?.iter().find_map(|op| match op {
+            OpRef::Bypass { generation, .. } => Some(*generation),
             _ => None,
-        })
+        }))
     };
-    let Some(index) = recovery
-        .records
-        .iter()
-        .position(|record| is_bypass(record).is_some())
-    else {
+    let mut found = None;
+    for (index, record) in recovery.records.iter().enumerate() {
+        if let Some(generation) = is_bypass(record)? {
+            found = Some((index, generation));
+            break;
+        }
+    }
+    let Some((index, generation)) = found else {
         return Ok(false);
     };
-    let record = &recovery.records[index];
-    let lsn = record.lsn;
-    let generation = is_bypass(record).unwrap_or(0);
+    let lsn = recovery.records[index].lsn;
     let durable = state.store.durable().generation;
     let problem = if index + 1 != recovery.records.len() {
         Some(format!(
@@ -112,7 +113,7 @@ fn drop_uncommitted_bypass(recovery: &mut Recovery, state: &WriterState) -> Resu
 }
 
 impl WriterState {
-    fn replay(&mut self, record: &Recovered) -> Result<()> {
+    fn replay(&mut self, recovery: &Recovery, record: &Recovered) -> Result<()> {
         let lsn = record.lsn;
         let does_not_apply = |what: String| {
             Error::corruption(
@@ -123,31 +124,31 @@ impl WriterState {
                 },
             )
         };
-        for op in &record.ops {
+        for op in recovery.ops(record)? {
             match op {
-                Op::Put { table, key, value } => {
+                OpRef::Put { table, key, value } => {
                     let entry = self.replay_table(table, &does_not_apply)?;
                     // `set`: the old value is not copied out (most replayed puts replace one).
                     entry.tree.set(key, value).map_err(from_tree)?;
                     entry.dirty = true;
                 }
-                Op::Remove { table, key } => {
+                OpRef::Remove { table, key } => {
                     let entry = self.replay_table(table, &does_not_apply)?;
                     entry.tree.remove(key).map_err(from_tree)?;
                     entry.dirty = true;
                 }
-                Op::CreateTable { table } => {
+                OpRef::CreateTable { table } => {
                     if self.tables.contains_key(table) {
                         return Err(does_not_apply(format!("table {table:?} exists")));
                     }
-                    self.tables.insert(table.clone(), TableState::empty());
+                    self.tables.insert(table.to_string(), TableState::empty());
                     self.catalog_dirty = true;
                 }
-                Op::Bypass { .. } => {
+                OpRef::Bypass { .. } => {
                     // Dropped before replay (`drop_uncommitted_bypass`) or covered.
                     return Err(does_not_apply("a bypassed transaction's record".into()));
                 }
-                Op::DropTable { table } => {
+                OpRef::DropTable { table } => {
                     let dropped = self
                         .tables
                         .remove(table)

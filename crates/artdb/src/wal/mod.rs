@@ -22,12 +22,12 @@
 
 mod format;
 
-pub use format::{Op, LOG_DATA_START, LOG_RECORD_PAYLOAD_BYTES_MAX};
+pub use format::{Op, OpRef, LOG_DATA_START, LOG_RECORD_PAYLOAD_BYTES_MAX};
 
 use crate::error::{CorruptionKind, Error, Result};
 use crate::io::Storage;
 use format::{
-    decode_ops, encode_record, record_crc, LogHeader, RecordHeader, LOG_HEADER_LEN,
+    decode_op_refs, encode_record, record_crc, LogHeader, RecordHeader, LOG_HEADER_LEN,
     LOG_HEADER_OFFSETS, LOG_RECORD_ALIGN, LOG_RECORD_HEADER_LEN,
 };
 use std::sync::Arc;
@@ -39,13 +39,33 @@ pub const LOG_GROW_BYTES_MIN: u64 = 64 << 10;
 /// ...and at most this many.
 pub const LOG_GROW_BYTES_MAX: u64 = 4 << 20;
 
-/// A record recovered from the log, newer than the checkpoint.
+/// A record recovered from the log, newer than the checkpoint: where its payload lies in
+/// [`Recovery::log`] (checked when the log was scanned; [`Recovery::ops`] decodes it again,
+/// borrowing the keys and values).
 #[derive(Debug)]
 pub struct Recovered {
     /// The record's LSN.
     pub lsn: u64,
-    /// Its operations in order.
-    pub ops: Vec<Op>,
+    /// Its offset in the log file (for errors).
+    pub at: u64,
+    /// Operations in its payload.
+    pub op_count: u32,
+    /// Its payload's bytes in [`Recovery::log`].
+    pub payload: std::ops::Range<usize>,
+}
+
+impl Recovery {
+    /// The operations of `record` (one of `self.records`), borrowing from the log's bytes.
+    pub fn ops(&self, record: &Recovered) -> Result<Vec<OpRef<'_>>> {
+        let payload = self.log.get(record.payload.clone()).ok_or_else(|| {
+            log_corruption(
+                record.at,
+                record.lsn,
+                "record payload out of range".to_string(),
+            )
+        })?;
+        decode_op_refs(payload, record.op_count, record.at, record.lsn)
+    }
 }
 
 /// What `open` found in the log.
@@ -53,6 +73,8 @@ pub struct Recovered {
 pub struct Recovery {
     /// Records after the checkpoint, in LSN order.
     pub records: Vec<Recovered>,
+    /// The log's bytes from its data start, as read by the scan (the records' payloads).
+    pub log: Vec<u8>,
     /// Records of this cycle already covered by the checkpoint (skipped).
     pub covered_records: u64,
     /// Offset where a torn tail was cut (`None`: the log ended cleanly).
@@ -197,10 +219,13 @@ impl Wal {
                     if header.lsn > covered_lsn {
                         let start = position + LOG_RECORD_HEADER_LEN;
                         let payload = &bytes[start..start + header.payload_len as usize];
-                        let ops = decode_ops(payload, header.op_count, at, header.lsn)?;
+                        // Checked now, decoded again at replay (`Recovery::ops`).
+                        decode_op_refs(payload, header.op_count, at, header.lsn)?;
                         recovery.records.push(Recovered {
                             lsn: header.lsn,
-                            ops,
+                            at,
+                            op_count: header.op_count,
+                            payload: start..start + header.payload_len as usize,
                         });
                     } else {
                         recovery.covered_records += 1;
@@ -217,6 +242,9 @@ impl Wal {
             }
         }
         self.end = LOG_DATA_START + position as u64;
+        if !recovery.records.is_empty() {
+            recovery.log = bytes;
+        }
         recovery.needs_recycle = recovery.tail_cut_at.is_some();
         recovery.checksummed_bytes = self.checksummed.get();
         self.skip_covered(&mut recovery, covered_lsn);
