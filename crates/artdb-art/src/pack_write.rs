@@ -43,50 +43,66 @@ impl Writer {
     ) -> PackInsert {
         let bits = word::load(slot);
         let same_value_width = value.len() == pack.value_width;
-        if let Some(suffix) = rest.strip_prefix(pack.prefix) {
-            if let Some(index) = pack.find(suffix) {
-                if same_value_width {
-                    let old = want_old.then(|| pack.entry(index).2.to_vec());
-                    if let Some(mut writable) = self.writable_pack(bits, pack.version) {
-                        writable.set_value(index, value);
-                    } else {
-                        *slot = rebuild(self.version, pack, pack.prefix, Some(index), None, value)
-                            .to_le_bytes();
-                        self.retire(bits);
-                    }
-                    return PackInsert::Replaced(old);
-                }
-            } else if same_value_width
-                && suffix.len() == pack.key_width
-                && pack.count() < PACK_ENTRIES_MAX
-            {
-                let at = pack.lower_bound(suffix);
-                let spare = pack.spare() > 0;
-                match self.writable_pack(bits, pack.version) {
-                    Some(mut writable) if spare => {
-                        writable.insert(at, suffix, value);
-                        // The last spare slot taken: the word's hint now says full (word.rs).
-                        let full = pack.spare() == 1;
-                        *slot = word::with_pack_full(bits, full).to_le_bytes();
-                    }
-                    _ => {
-                        *slot = rebuild(
-                            self.version,
-                            pack,
-                            pack.prefix,
-                            None,
-                            Some((at, suffix)),
-                            value,
-                        )
+        let Some(suffix) = rest.strip_prefix(pack.prefix) else {
+            self.burst(slot, depth, pack);
+            return PackInsert::Burst;
+        };
+        let fits = suffix.len() == pack.key_width;
+        match pack.search(suffix) {
+            Ok(index) if fits && same_value_width => {
+                let old = want_old.then(|| pack.entry(index).2.to_vec());
+                if let Some(mut writable) = self.writable_pack(bits, pack.version) {
+                    writable.set_value(index, value);
+                } else {
+                    *slot = rebuild(self.version, pack, pack.prefix, Some(index), None, value)
                         .to_le_bytes();
-                        self.retire(bits);
-                    }
+                    self.retire(bits);
                 }
-                return PackInsert::Inserted;
+                PackInsert::Replaced(old)
+            }
+            Err(at) if fits && same_value_width && pack.count() < PACK_ENTRIES_MAX => {
+                self.pack_insert_at(slot, pack, at, suffix, value);
+                PackInsert::Inserted
+            }
+            _ => {
+                self.burst(slot, depth, pack);
+                PackInsert::Burst
             }
         }
-        self.burst(slot, depth, pack);
-        PackInsert::Burst
+    }
+
+    /// Inserts `suffix` (absent, of the pack's widths) at entry `at` of the pack in `slot`: in
+    /// place into a spare slot when the pack is writable, else into a copy.
+    fn pack_insert_at(
+        &mut self,
+        slot: &mut [u8; 8],
+        pack: &PackRef<'_>,
+        at: usize,
+        suffix: &[u8],
+        value: &[u8],
+    ) {
+        let bits = word::load(slot);
+        let spare = pack.spare() > 0;
+        match self.writable_pack(bits, pack.version) {
+            Some(mut writable) if spare => {
+                writable.insert(at, suffix, value);
+                // The last spare slot taken: the word's hint now says full (word.rs).
+                let full = pack.spare() == 1;
+                *slot = word::with_pack_full(bits, full).to_le_bytes();
+            }
+            _ => {
+                *slot = rebuild(
+                    self.version,
+                    pack,
+                    pack.prefix,
+                    None,
+                    Some((at, suffix)),
+                    value,
+                )
+                .to_le_bytes();
+                self.retire(bits);
+            }
+        }
     }
 
     /// The heap pack `bits` (created in `version`) names, writable in place if no snapshot can

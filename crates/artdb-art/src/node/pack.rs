@@ -160,17 +160,29 @@ impl<'a> PackRef<'a> {
         if suffix.len() != self.key_width {
             return None;
         }
-        let first = suffix[0];
-        let mut index = self.fence.partition_point(|&b| b < first);
-        let target = &suffix[1..];
-        while index < self.fence.len() && self.fence[index] == first {
+        self.search(suffix).ok()
+    }
+
+    /// For a suffix of the pack's key width: `Ok(index)` of the entry equal to it, or
+    /// `Err(index)` where it would be inserted. The run of entries sharing its first byte is
+    /// counted in the fence (`search::fence_run`, no data-dependent branches) and walked; the
+    /// writer's insert needs both answers from one search (it did a `find` and then a branchy
+    /// `lower_bound`).
+    #[inline]
+    pub fn search(&self, suffix: &[u8]) -> Result<usize, usize> {
+        let Some((&first, target)) = suffix.split_first() else {
+            return Err(0);
+        };
+        let (below, through) = super::search::fence_run(self.fence, first);
+        let mut index = below;
+        while index < through {
             match compare_equal_len(self.entry(index).1, target) {
                 Ordering::Less => index += 1,
-                Ordering::Equal => return Some(index),
-                Ordering::Greater => return None,
+                Ordering::Equal => return Ok(index),
+                Ordering::Greater => break,
             }
         }
-        None
+        Err(index)
     }
 
     /// Index of the first entry whose suffix is `>= target` (`count()` if none).
