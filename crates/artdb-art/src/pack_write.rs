@@ -247,6 +247,14 @@ fn rebuild(
         count,
         version,
         |writer| {
+            if let (None, Some((at, suffix))) = (replace, insert) {
+                // The common case (an insert into a pack with no spare slot, or one a snapshot
+                // still reads): two block copies around the new entry.
+                writer.push_block(pack.block(0, at));
+                writer.push(suffix[0], &suffix[1..], value);
+                writer.push_block(pack.block(at, pack.count()));
+                return;
+            }
             for index in 0..=pack.count() {
                 if let Some((at, suffix)) = insert {
                     if at == index {
@@ -276,10 +284,8 @@ fn rebuild_without(version: u64, pack: &PackRef<'_>, skip: usize) -> u64 {
         pack.count() - 1,
         version,
         |writer| {
-            for index in (0..pack.count()).filter(|&i| i != skip) {
-                let (first, rest, value) = pack.entry(index);
-                writer.push(first, rest, value);
-            }
+            writer.push_block(pack.block(0, skip));
+            writer.push_block(pack.block(skip + 1, pack.count()));
         },
     )
 }

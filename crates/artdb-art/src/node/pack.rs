@@ -185,6 +185,17 @@ impl<'a> PackRef<'a> {
         Err(index)
     }
 
+    /// The fence bytes and the records of entries `start..end` (for block copies).
+    pub fn block(&self, start: usize, end: usize) -> (&'a [u8], &'a [u8]) {
+        let stride = self.stride();
+        let end = end.min(self.count());
+        let start = start.min(end);
+        (
+            &self.fence[start..end],
+            &self.entries[start * stride..end * stride],
+        )
+    }
+
     /// Index of the first entry whose suffix is `>= target` (`count()` if none).
     pub fn lower_bound(&self, target: &[u8]) -> usize {
         let (mut low, mut high) = (0usize, self.count());
@@ -487,6 +498,29 @@ impl PackWriter<'_> {
         record[..rest.len()].copy_from_slice(rest);
         record[rest.len()..].copy_from_slice(value);
         self.index += 1;
+    }
+}
+
+impl PackWriter<'_> {
+    /// Appends a block of entries: their fence bytes and their records (`PackRef::block` of a
+    /// pack of the same widths), with two copies instead of one push per entry.
+    pub fn push_block(&mut self, (fence, records): (&[u8], &[u8])) {
+        let stride = self.key_width - 1 + self.value_width;
+        let end = self.index + fence.len();
+        let (Some(fence_to), Some(records_to)) = (
+            self.fence.get_mut(self.index..end),
+            self.records.get_mut(self.index * stride..end * stride),
+        ) else {
+            debug_assert!(false, "more pack entries than announced");
+            return;
+        };
+        if records_to.len() != records.len() {
+            debug_assert!(false, "pack block of another stride");
+            return;
+        }
+        fence_to.copy_from_slice(fence);
+        records_to.copy_from_slice(records);
+        self.index = end;
     }
 }
 
