@@ -25,6 +25,15 @@ fn options(threshold: u64) -> Options {
     }
 }
 
+/// A new database in a temporary directory with the table `t` (keep the directory alive).
+fn new_db(threshold: u64) -> (tempfile::TempDir, std::path::PathBuf, Db) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Db::create(&path, options(threshold)).unwrap();
+    db.create_table("t").unwrap();
+    (dir, path, db)
+}
+
 fn value(i: u64, round: u64) -> Vec<u8> {
     [i.to_le_bytes(), round.to_le_bytes()].concat()
 }
@@ -49,10 +58,7 @@ fn big_commit(db: &Db, round: u64, batch: bool) {
 #[test]
 fn a_big_transaction_goes_to_the_file_once_and_the_log_holds_a_reference() {
     for batch in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-        db.create_table("t").unwrap();
+        let (_dir, path, db) = new_db(THRESHOLD_BYTES);
         let before = db.stats().unwrap();
         big_commit(&db, 1, batch);
         big_commit(&db, 2, batch);
@@ -89,10 +95,7 @@ fn a_big_transaction_goes_to_the_file_once_and_the_log_holds_a_reference() {
 
 #[test]
 fn without_the_bypass_the_same_transaction_is_one_big_log_record() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let db = Db::create(&path, options(u64::MAX)).unwrap();
-    db.create_table("t").unwrap();
+    let (_dir, _path, db) = new_db(u64::MAX);
     big_commit(&db, 1, false);
     let stats = db.stats().unwrap();
     assert_eq!(stats.txn.commits_bypassing_log, 0);
@@ -101,10 +104,7 @@ fn without_the_bypass_the_same_transaction_is_one_big_log_record() {
 
 #[test]
 fn an_aborted_big_transaction_writes_nothing_and_leaks_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-    db.create_table("t").unwrap();
+    let (_dir, _path, db) = new_db(THRESHOLD_BYTES);
     big_commit(&db, 1, false);
     let before = db.stats().unwrap();
     let expected = dump(&db).unwrap();
@@ -133,10 +133,7 @@ fn an_aborted_big_transaction_writes_nothing_and_leaks_nothing() {
 
 #[test]
 fn a_conflicting_big_transaction_is_refused_with_nothing_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-    db.create_table("t").unwrap();
+    let (_dir, _path, db) = new_db(THRESHOLD_BYTES);
     let mut big = db.begin_write(WriteOptions::default()).unwrap();
     for i in 0..BIG_KEYS {
         big.insert("t", &i.to_be_bytes(), b"big").unwrap();
@@ -155,10 +152,7 @@ fn a_conflicting_big_transaction_is_refused_with_nothing_written() {
 
 #[test]
 fn a_bypassed_commit_is_durable_whatever_its_durability() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-    db.create_table("t").unwrap();
+    let (_dir, _path, db) = new_db(THRESHOLD_BYTES);
     let mut txn = db
         .begin_write(WriteOptions::default().durability(Durability::NoSync))
         .unwrap();
@@ -173,10 +167,7 @@ fn a_bypassed_commit_is_durable_whatever_its_durability() {
 
 #[test]
 fn bulk_load_bypasses_the_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-    db.create_table("t").unwrap();
+    let (_dir, path, db) = new_db(THRESHOLD_BYTES);
     let before = db.stats().unwrap();
     let loaded = db
         .bulk_load("t", (0..BIG_KEYS).map(|i| (i.to_be_bytes(), value(i, 0))))
@@ -263,10 +254,7 @@ fn bypassed_commits_beside_small_logged_ones() {
 /// the catalog changes travel with the checkpoint, an empty created table too.
 #[test]
 fn catalog_changes_in_a_bypassed_transaction() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-    db.create_table("t").unwrap();
+    let (_dir, path, db) = new_db(THRESHOLD_BYTES);
     db.create_table("doomed").unwrap();
     {
         let mut txn = db.begin_write(WriteOptions::default()).unwrap();
@@ -308,10 +296,7 @@ fn catalog_changes_in_a_bypassed_transaction() {
 #[test]
 fn the_checkpoint_after_a_bypassed_commit_does_not_rewrite_it() {
     for first_checkpoint_before in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let db = Db::create(&path, options(THRESHOLD_BYTES)).unwrap();
-        db.create_table("t").unwrap();
+        let (_dir, _path, db) = new_db(THRESHOLD_BYTES);
         if first_checkpoint_before {
             db.checkpoint().unwrap();
         }

@@ -73,19 +73,15 @@ impl Db {
 /// tail, so that nothing is appended after it). A record after it, or a reference to a
 /// generation the durable superblock has reached, cannot come from a crash: `Corruption`.
 fn drop_uncommitted_bypass(recovery: &mut Recovery, state: &WriterState) -> Result<bool> {
-    let is_bypass = |record: &Recovered| -> Result<Option<u64>> {
-        Ok(recovery.ops(record)?.iter().find_map(|op| match op {
-            OpRef::Bypass { generation, .. } => Some(*generation),
-            _ => None,
-        }))
-    };
-    let mut found = None;
-    for (index, record) in recovery.records.iter().enumerate() {
-        if let Some(generation) = is_bypass(record)? {
-            found = Some((index, generation));
-            break;
-        }
-    }
+    let found = recovery
+        .records
+        .iter()
+        .enumerate()
+        .find_map(|(index, record)| {
+            record
+                .bypass_generation
+                .map(|generation| (index, generation))
+        });
     let Some((index, generation)) = found else {
         return Ok(false);
     };

@@ -52,6 +52,9 @@ pub struct Recovered {
     pub op_count: u32,
     /// Its payload's bytes in [`Recovery::log`].
     pub payload: std::ops::Range<usize>,
+    /// The generation its `Bypass` operations name, if it is the record of a transaction that
+    /// bypassed the log (noted by the scan, so recovery need not decode every record again).
+    pub bypass_generation: Option<u64>,
 }
 
 impl Recovery {
@@ -220,12 +223,17 @@ impl Wal {
                         let start = position + LOG_RECORD_HEADER_LEN;
                         let payload = &bytes[start..start + header.payload_len as usize];
                         // Checked now, decoded again at replay (`Recovery::ops`).
-                        decode_op_refs(payload, header.op_count, at, header.lsn)?;
+                        let ops = decode_op_refs(payload, header.op_count, at, header.lsn)?;
+                        let bypass_generation = ops.iter().find_map(|op| match op {
+                            OpRef::Bypass { generation, .. } => Some(*generation),
+                            _ => None,
+                        });
                         recovery.records.push(Recovered {
                             lsn: header.lsn,
                             at,
                             op_count: header.op_count,
                             payload: start..start + header.payload_len as usize,
+                            bypass_generation,
                         });
                     } else {
                         recovery.covered_records += 1;
