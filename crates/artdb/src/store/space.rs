@@ -44,7 +44,7 @@ pub struct SpaceMap {
     /// The free pages, built from `counts` on first use (`None` until then): an open reads the
     /// space blob and checks it, but builds no set of its free pages unless something is
     /// written (a file with 35,000 free pages took 1.7 ms to open when the set was built
-    /// there). Every method that changes `counts` builds it first (`free_set`), because later
+    /// there). Every change of `counts` goes through `parts`, which builds it first, because later
     /// `FREE` entries may be pending pages, which are not free.
     free: Option<BTreeSet<u64>>,
     pending_nodes: Vec<(u64, Vec<u64>)>,
@@ -90,17 +90,20 @@ impl SpaceMap {
         }
     }
 
-    /// The set of free pages, built from the entries on first use (see the field's docs).
-    fn free_set(&mut self) -> &mut BTreeSet<u64> {
-        let counts = &self.counts;
-        self.free.get_or_insert_with(|| {
+    /// The entries and the set of free pages, for a change: the one way to change an entry.
+    /// The set is built from the entries on first use, before any change (see the field's
+    /// docs), so no method can change an entry without it.
+    fn parts(&mut self) -> (&mut Vec<u16>, &mut BTreeSet<u64>) {
+        let counts = &mut self.counts;
+        let free = self.free.get_or_insert_with(|| {
             counts
                 .iter()
                 .enumerate()
                 .filter(|(page, &entry)| entry == FREE && *page as u64 >= DATA_PAGE_FIRST)
                 .map(|(page, _)| page as u64)
                 .collect()
-        })
+        });
+        (counts, free)
     }
 
     /// Pages freed but waiting for snapshots or the next checkpoint.
@@ -126,13 +129,14 @@ impl SpaceMap {
     /// epoch can reach (`pinned_epoch_min` = the smallest epoch of a live snapshot, if any) and
     /// leaves the rest pending.
     pub fn begin_checkpoint(&mut self, pinned_epoch_min: Option<u64>) {
-        self.free_set();
         let meta = std::mem::take(&mut self.pending_meta);
-        self.free_set().extend(meta);
+        let pending = std::mem::take(&mut self.pending_nodes);
+        let (_, free) = self.parts();
+        free.extend(meta);
         let mut kept = Vec::new();
-        for (epoch, pages) in std::mem::take(&mut self.pending_nodes) {
+        for (epoch, pages) in pending {
             if pinned_epoch_min.map_or(true, |pinned| pinned > epoch) {
-                self.free_set().extend(pages);
+                free.extend(pages);
             } else {
                 kept.push((epoch, pages));
             }
@@ -145,57 +149,36 @@ impl SpaceMap {
     pub fn allocate(&mut self, pages: u64, page_min: u64) -> u64 {
         debug_assert!(pages > 0, "allocation of zero pages");
         let page_min = page_min.max(DATA_PAGE_FIRST).max(self.floor);
-        self.free_set();
-        let first = self.find_free_run(pages, page_min).unwrap_or_else(|| {
-            let first = self.page_count().max(page_min);
-            for gap in self.page_count()..first {
-                self.free_set().insert(gap);
-            }
-            self.counts.resize((first + pages) as usize, FREE);
+        let (counts, free) = self.parts();
+        let first = find_free_run(free, pages, page_min).unwrap_or_else(|| {
+            let end = counts.len() as u64;
+            let first = end.max(page_min);
+            free.extend(end..first);
+            counts.resize((first + pages) as usize, FREE);
             first
         });
-        let free = self.free_set();
         for page in first..first + pages {
             free.remove(&page);
         }
         first
     }
 
-    fn find_free_run(&self, pages: u64, page_min: u64) -> Option<u64> {
-        let mut run_first = 0;
-        let mut run_len = 0;
-        let free = self.free.as_ref()?;
-        for &page in free.range(page_min..) {
-            if run_len > 0 && page == run_first + run_len {
-                run_len += 1;
-            } else {
-                run_first = page;
-                run_len = 1;
-            }
-            if run_len == pages {
-                return Some(run_first);
-            }
-        }
-        None
-    }
-
     /// Drops free pages (not pending ones) from the end of the file's used range, so the file
     /// can shrink.
     pub fn trim_free_tail(&mut self) {
-        self.free_set();
-        while self.counts.len() as u64 > DATA_PAGE_FIRST {
-            let last = self.counts.len() as u64 - 1;
-            if self.counts[last as usize] != FREE || !self.free_set().remove(&last) {
+        let (counts, free) = self.parts();
+        while counts.len() as u64 > DATA_PAGE_FIRST {
+            let last = counts.len() as u64 - 1;
+            if counts[last as usize] != FREE || !free.remove(&last) {
                 break;
             }
-            self.counts.pop();
+            counts.pop();
         }
     }
 
     /// Marks an allocated page as holding one more node.
     pub fn add_node(&mut self, page: u64) {
-        self.free_set();
-        let entry = &mut self.counts[page as usize];
+        let entry = &mut self.parts().0[page as usize];
         debug_assert!(
             *entry < NODES_PER_PAGE_MAX,
             "page {page} entry {entry} cannot take a node"
@@ -205,48 +188,47 @@ impl SpaceMap {
 
     /// Marks pages `first..first + pages` as an extent holding one node.
     pub fn add_extent(&mut self, first: u64, pages: u64) {
-        self.free_set();
-        self.counts[first as usize] = 1;
+        let (counts, _) = self.parts();
+        counts[first as usize] = 1;
         for page in first + 1..first + pages {
-            self.counts[page as usize] = EXTENT_TAIL;
+            counts[page as usize] = EXTENT_TAIL;
         }
     }
 
     /// Marks pages as the newest checkpoint's metadata.
     pub fn add_meta(&mut self, first: u64, pages: u64) {
-        self.free_set();
+        let (counts, _) = self.parts();
         for page in first..first + pages {
-            self.counts[page as usize] = META;
+            counts[page as usize] = META;
         }
     }
 
     /// Returns allocated pages that were never published (a failed bulk load) to the free set.
     pub fn unallocate(&mut self, pages: impl IntoIterator<Item = u64>) {
-        self.free_set();
+        let (counts, free) = self.parts();
         for page in pages {
-            if let Some(entry) = self.counts.get_mut(page as usize) {
+            if let Some(entry) = counts.get_mut(page as usize) {
                 *entry = FREE;
-                if let Some(free) = self.free.as_mut() {
-                    free.insert(page);
-                }
+                free.insert(page);
             }
         }
     }
 
     /// Frees the meta pages of the previous checkpoint (reusable from the next checkpoint on).
     pub fn release_meta(&mut self, first: u64, pages: u64) {
-        self.free_set();
+        let (counts, _) = self.parts();
+        let mut released = Vec::new();
         for page in first..first + pages {
-            if self.entry(page) == META {
-                self.counts[page as usize] = FREE;
-                self.pending_meta.push(page);
+            if let Some(entry @ &mut META) = counts.get_mut(page as usize) {
+                *entry = FREE;
+                released.push(page);
             }
         }
+        self.pending_meta.extend(released);
     }
 
     /// Releases the node at byte `offset`; pages whose last node goes are pending with `epoch`.
     pub fn release_node(&mut self, offset: u64, epoch: u64) -> Result<()> {
-        self.free_set();
         let page = offset / PAGE_SIZE;
         let entry = self.entry(page);
         if entry == FREE || entry > NODES_PER_PAGE_MAX {
@@ -257,12 +239,13 @@ impl SpaceMap {
                 )),
             ));
         }
-        self.counts[page as usize] = entry - 1;
+        let (counts, _) = self.parts();
+        counts[page as usize] = entry - 1;
         if entry == 1 {
             let mut freed = vec![page];
             let mut tail = page + 1;
-            while self.entry(tail) == EXTENT_TAIL {
-                self.counts[tail as usize] = FREE;
+            while let Some(entry @ &mut EXTENT_TAIL) = counts.get_mut(tail as usize) {
+                *entry = FREE;
                 freed.push(tail);
                 tail += 1;
             }
@@ -330,6 +313,24 @@ impl SpaceMap {
     pub fn entries(&self) -> &[u16] {
         &self.counts
     }
+}
+
+/// The lowest run of `pages` consecutive free pages at or above `page_min`.
+fn find_free_run(free: &BTreeSet<u64>, pages: u64, page_min: u64) -> Option<u64> {
+    let mut run_first = 0;
+    let mut run_len = 0;
+    for &page in free.range(page_min..) {
+        if run_len > 0 && page == run_first + run_len {
+            run_len += 1;
+        } else {
+            run_first = page;
+            run_len = 1;
+        }
+        if run_len == pages {
+            return Some(run_first);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

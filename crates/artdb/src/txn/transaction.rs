@@ -16,16 +16,12 @@ use super::state::{check_table_name, Published, Shared};
 use super::write_set::{ReadSet, WriteSet};
 use super::{Isolation, WriteOptions};
 use crate::error::{from_tree, Error, Result};
+use crate::wal::Op;
 use artdb_art::{Snapshot, Tree};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
-
-/// Log bytes of a put besides its key and value (wal/format.rs: tag, table, two lengths).
-const PUT_OVERHEAD_BYTES: u64 = 11;
-/// Log bytes of a removal besides its key.
-const REMOVE_OVERHEAD_BYTES: u64 = 7;
 
 /// A write transaction (module docs). `Send`; not `Sync` (its read set is recorded through
 /// shared references).
@@ -197,7 +193,7 @@ impl Transaction {
             set.dels.remove(key).map_err(from_tree)?;
         }
         set.fork_put(key, value);
-        self.log_bytes_estimate += PUT_OVERHEAD_BYTES + key.len() as u64 + value.len() as u64;
+        self.log_bytes_estimate += Op::put_len(key, value);
         Ok(())
     }
 
@@ -229,7 +225,7 @@ impl Transaction {
         }
         if was_put || (in_base && !was_removed) {
             set.fork_remove(key);
-            self.log_bytes_estimate += REMOVE_OVERHEAD_BYTES + key.len() as u64;
+            self.log_bytes_estimate += Op::remove_len(key);
         }
         Ok(was_put || (in_base && !was_removed))
     }

@@ -122,7 +122,7 @@ impl Op {
             Op::Put { key, value, .. } => Op::put_len(key, value),
             Op::Remove { key, .. } => Op::remove_len(key),
             Op::CreateTable { .. } | Op::DropTable { .. } => Op::TABLE_OP_LEN,
-            Op::Bypass { .. } => 11,
+            Op::Bypass { .. } => Op::TABLE_OP_LEN + 8,
         }
     }
 
@@ -136,7 +136,8 @@ impl Op {
         7 + key.len() as u64
     }
 
-    /// [`Op::encoded_len`] of a create or drop: tag and table index.
+    /// [`Op::encoded_len`] of a create or drop: tag and table index (a bypass adds its
+    /// generation's 8 bytes).
     pub const TABLE_OP_LEN: u64 = 3;
 }
 
