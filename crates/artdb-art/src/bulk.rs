@@ -10,13 +10,34 @@
 //! turn. A node branching at `l` is then opened if none is.
 
 use crate::cow;
-use crate::cursor::common_prefix_len;
 use crate::node::{self, alloc_pack_spare, build_inner, fits_pack, EntryList, Shape};
 use crate::persist::{checked_write, write_leaf, NodeSink};
 use crate::read::{check_key, Resolver};
 use crate::tree::{check_value, value_word, Tree};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 use crate::{ChildWord, Error, PACK_ENTRIES_MAX};
+
+/// Length of the longest common prefix of `a` and `b`, compared 8 bytes at a time.
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let mut done = 0;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let (mut xw, mut yw) = ([0u8; 8], [0u8; 8]);
+        xw.copy_from_slice(x);
+        yw.copy_from_slice(y);
+        let diff = u64::from_le_bytes(xw) ^ u64::from_le_bytes(yw);
+        if diff != 0 {
+            return done + (diff.trailing_zeros() / 8) as usize;
+        }
+        done += 8;
+    }
+    done + a[done..]
+        .iter()
+        .zip(&b[done..])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
 
 /// Version stamped on bulk-built heap nodes and packs.
 const BULK_VERSION: u64 = 1;
@@ -52,6 +73,9 @@ struct OpenNode {
     /// Keys below (including the value slot's).
     keys: usize,
     widths: Widths,
+    /// Entries before this index are all built words (`settle` starts here, so a node that can
+    /// no longer become a pack builds each run once instead of rescanning its entries).
+    settled: usize,
 }
 
 impl OpenNode {
@@ -63,6 +87,9 @@ impl OpenNode {
 
 /// The entry waiting for its place.
 enum Pending {
+    /// The last key read (`Builder::last`, `Builder::last_value`), not yet in the pair buffer:
+    /// it is copied there only if it joins a node that may still become a pack.
+    Last,
     /// A run of buffered pairs (the last key read, or a packable subtree ending with it).
     Run {
         start: usize,
@@ -123,6 +150,9 @@ impl PairBuffer {
 struct Builder<'s> {
     stack: Vec<OpenNode>,
     last: Vec<u8>,
+    last_value: Vec<u8>,
+    /// Entry lists of closed nodes, reused (at most one per level of the path).
+    spare_entries: Vec<Vec<(u8, Child)>>,
     pending: Option<Pending>,
     pairs: PairBuffer,
     /// Where finished words go: `None` keeps them on the heap.
@@ -206,11 +236,17 @@ impl Builder<'_> {
     /// Builds every buffered run of open node `node_index` into words.
     fn settle(&mut self, node_index: usize) -> Result<(), Error> {
         let depth = self.stack[node_index].end + 1;
-        for entry in 0..self.stack[node_index].entries.len() {
+        let (from, to) = {
+            let node = &self.stack[node_index];
+            (node.settled, node.entries.len())
+        };
+        for entry in from..to {
             if let (_, Child::Run { start, count }) = self.stack[node_index].entries[entry] {
                 let bits = self.build_run(start, count, depth)?;
                 self.stack[node_index].entries[entry].1 = Child::Word(bits);
             }
+            // Past each built entry, so an error leaves `settled` at the first unbuilt run.
+            self.stack[node_index].settled = entry + 1;
         }
         Ok(())
     }
@@ -239,6 +275,32 @@ impl Builder<'_> {
         };
         let end = self.stack[node_index].end;
         match pending {
+            Pending::Last => {
+                if self.last.len() == end {
+                    let bits = self.emit(value_word(&[], &self.last_value))?;
+                    self.stack[node_index].value = bits;
+                    self.account(node_index, 1, Widths::Mixed)?;
+                } else if self.stack[node_index].widths == Widths::Mixed {
+                    // A node that can no longer become a pack builds the key's word at once.
+                    let byte = self.last[end];
+                    let bits = value_word(&self.last[end + 1..], &self.last_value);
+                    let bits = self.emit(bits)?;
+                    let node = &mut self.stack[node_index];
+                    if node.settled == node.entries.len() {
+                        node.settled += 1;
+                    }
+                    node.entries.push((byte, Child::Word(bits)));
+                    node.keys += 1;
+                } else {
+                    let byte = self.last[end];
+                    let start = self.pairs.push(&self.last, &self.last_value);
+                    self.stack[node_index]
+                        .entries
+                        .push((byte, Child::Run { start, count: 1 }));
+                    let widths = Widths::Uniform(self.last.len(), self.last_value.len());
+                    self.account(node_index, 1, widths)?;
+                }
+            }
             Pending::Run {
                 start,
                 count,
@@ -286,7 +348,9 @@ impl Builder<'_> {
                     key_len,
                     value_len,
                 });
-                self.stack.pop();
+                if let Some(open) = self.stack.pop() {
+                    self.recycle(open.entries);
+                }
                 return Ok(());
             }
         }
@@ -308,8 +372,16 @@ impl Builder<'_> {
             value: open.value,
         };
         let bits = build_inner(node::kind_for(entries.len()), &shape, &entries);
+        self.recycle(open.entries);
         self.pending = Some(Pending::Node(self.emit(bits)?, open.keys));
         Ok(())
+    }
+
+    /// Keeps a closed node's (emptied) entry list for the next node opened, so each node does
+    /// not regrow one from nothing.
+    fn recycle(&mut self, mut entries: Vec<(u8, Child)>) {
+        entries.clear();
+        self.spare_entries.push(entries);
     }
 
     /// Drops buffered pairs no open run refers to any more: runs live only in packable open
@@ -332,20 +404,22 @@ impl Builder<'_> {
         }
     }
 
-    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), Error> {
-        let common = common_prefix_len(&self.last, key);
+    /// Adds `key` (greater than the last key, sharing `common` bytes with it).
+    fn add(&mut self, key: &[u8], value: &[u8], common: usize) -> Result<(), Error> {
         while self.stack.last().is_some_and(|top| top.end > common) {
             let next_end = self.stack.len().checked_sub(2).map(|i| self.stack[i].end);
             let parent_end = next_end.map_or(common, |end| end.max(common));
             self.close_top(Some(parent_end))?;
         }
         if self.stack.last().map_or(true, |top| top.end < common) {
+            let entries = self.spare_entries.pop().unwrap_or_default();
             self.stack.push(OpenNode {
                 end: common,
-                entries: Vec::new(),
+                entries,
                 value: 0,
                 keys: 0,
                 widths: Widths::None,
+                settled: 0,
             });
         }
         let top_index = self.stack.len() - 1;
@@ -357,17 +431,44 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// The dense-key fast path of [`Builder::add`]: when `key` differs from the last key only
+    /// in its final byte, both keys have the same length, the last key's value fits inline and
+    /// the node branching at that byte can no longer become a pack, the last key's inline word
+    /// joins that node and `key` becomes the last key, without the general bookkeeping. Returns
+    /// whether it applied (nothing changed otherwise).
+    fn add_sibling(&mut self, key: &[u8], value: &[u8], common: usize) -> bool {
+        if key.len() != common + 1
+            || self.last.len() != common + 1
+            || self.last_value.len() > INLINE_VALUE_LEN_MAX
+            || !matches!(self.pending, Some(Pending::Last))
+        {
+            return false;
+        }
+        let Some(top) = self.stack.last_mut() else {
+            return false;
+        };
+        if top.end != common || top.widths != Widths::Mixed || top.settled != top.entries.len() {
+            return false;
+        }
+        top.entries.push((
+            self.last[common],
+            Child::Word(word::inline(&self.last_value)),
+        ));
+        top.keys += 1;
+        top.settled += 1;
+        self.last[common] = key[common];
+        self.last_value.clear();
+        self.last_value.extend_from_slice(value);
+        true
+    }
+
     /// Makes `key` the pending entry (and the last key).
     fn start_run(&mut self, key: &[u8], value: &[u8]) {
-        let start = self.pairs.push(key, value);
-        self.pending = Some(Pending::Run {
-            start,
-            count: 1,
-            key_len: key.len(),
-            value_len: value.len(),
-        });
+        self.pending = Some(Pending::Last);
         self.last.clear();
         self.last.extend_from_slice(key);
+        self.last_value.clear();
+        self.last_value.extend_from_slice(value);
     }
 
     fn finish(&mut self) -> Result<u64, Error> {
@@ -376,6 +477,7 @@ impl Builder<'_> {
             self.close_top(parent_end)?;
         }
         match self.pending.take() {
+            Some(Pending::Last) => self.emit(value_word(&self.last, &self.last_value)),
             Some(Pending::Run { start, count, .. }) => self.build_run(start, count, 0),
             Some(Pending::Node(bits, _)) => Ok(bits),
             None => Ok(0),
@@ -397,7 +499,20 @@ impl Builder<'_> {
             if index == 0 {
                 self.start_run(key, value);
             } else {
-                match key.cmp(self.last.as_slice()) {
+                let common = common_prefix_len(&self.last, key);
+                // Greater exactly when the keys differ at `common` with the new key's byte
+                // higher, or the last key is a proper prefix of the new one.
+                let order = match (self.last.get(common), key.get(common)) {
+                    (Some(last), Some(next)) => next.cmp(last),
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, None) => std::cmp::Ordering::Equal,
+                };
+                if order == std::cmp::Ordering::Greater && self.add_sibling(key, value, common) {
+                    len += 1;
+                    continue;
+                }
+                match order {
                     std::cmp::Ordering::Less => {
                         return Err(Error::Unsorted {
                             index: index as u64,
@@ -408,7 +523,7 @@ impl Builder<'_> {
                             index: index as u64,
                         })
                     }
-                    std::cmp::Ordering::Greater => self.add(key, value)?,
+                    std::cmp::Ordering::Greater => self.add(key, value, common)?,
                 }
             }
             len += 1;
@@ -448,6 +563,8 @@ impl Tree {
         let mut builder = Builder {
             stack: Vec::new(),
             last: Vec::new(),
+            last_value: Vec::new(),
+            spare_entries: Vec::new(),
             pending: None,
             pairs: PairBuffer::default(),
             sink: None,
@@ -479,6 +596,8 @@ impl Tree {
         let mut builder = Builder {
             stack: Vec::new(),
             last: Vec::new(),
+            last_value: Vec::new(),
+            spare_entries: Vec::new(),
             pending: None,
             pairs: PairBuffer::default(),
             sink: Some(sink),
