@@ -11,7 +11,11 @@
 //! `posix_fadvise(DONTNEED)` with every map closed; residency is checked with `mincore` and
 //! printed), `point_warm` (median of `--reps` further passes), `scan100` (lower bound then 100
 //! `next`, random starts), `merge` (two tables of N/2 interleaved keys into one, non-durable),
-//! and sizes `leaf_bytes`, `branch_bytes` (or `file_bytes`) where they apply. Every lookup's value
+//! and sizes `leaf_bytes`, `branch_bytes` (or `file_bytes`) where they apply. Row `floor` is the
+//! disk's floor for bitable's build, measured right after it: as many bytes as the table file
+//! holds, written sequentially with 1 MiB `write` calls (`build_nondurable`), then `fsync` of the
+//! file and its directory (`build_durable`). Before each timed build the previous build's dirty
+//! pages are written back, untimed. Every lookup's value
 //! is checked. LMDB has no merge operation, so it has no `merge` row.
 //!
 //! JSON: `{"workload":"w3","n":N,"results":[{"structure":..,"op":..,"seconds"|"qps"|"bytes":..}]}`.
@@ -91,6 +95,9 @@ trait Structure: Sized {
     fn merge(a: &Path, b: &Path, out: &Path) -> Option<Result<(), BoxError>>;
     /// Closes every map so that eviction works.
     fn close(self) {}
+    /// Whether the run also measures the disk's floor for this structure's build: writing as
+    /// many bytes as its files hold, sequentially, with `write` then `fsync` (row `floor`).
+    const FLOOR: bool = false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -170,6 +177,42 @@ fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// Writes `files`' dirty pages back (untimed), so that a following timed build starts from a
+/// clean page cache.
+fn settle(files: &[PathBuf]) -> Result<(), BoxError> {
+    for path in files {
+        File::open(path)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// The disk's floor for writing `len` bytes: sequential 1 MiB `write` calls (of the input's
+/// bytes, cycled) into a fresh file under `base`, then `fsync` of the file and its directory.
+/// Returns the seconds to the end of the writes and to the end of the syncs; deletes the file.
+fn write_floor(plan: &Plan, base: &Path, len: u64) -> Result<(f64, f64), BoxError> {
+    let input = plan.input.as_deref().unwrap_or(&[]);
+    if input.is_empty() {
+        return Err("w3: the write floor needs the input".into());
+    }
+    let dir = fresh_dir(&base.join("floor"))?;
+    let start = Instant::now();
+    let mut file = File::create(dir.join("floor.bin"))?;
+    let (mut left, mut at) = (len, 0usize);
+    while left > 0 {
+        let chunk = (1usize << 20).min(input.len() - at).min(left as usize);
+        file.write_all(&input[at..at + chunk])?;
+        left -= chunk as u64;
+        at = (at + chunk) % input.len();
+    }
+    let written = start.elapsed().as_secs_f64();
+    file.sync_all()?;
+    sync_directory(&dir)?;
+    let synced = start.elapsed().as_secs_f64();
+    drop(file);
+    fs::remove_dir_all(&dir)?;
+    Ok((written, synced))
+}
+
 /// Syncs and evicts `files` from the page cache; returns the fraction still resident.
 fn evict(files: &[PathBuf]) -> Result<f64, BoxError> {
     let (mut resident, mut total) = (0usize, 0usize);
@@ -210,6 +253,7 @@ struct Bitable(artdb_bitable::Table);
 
 impl Structure for Bitable {
     const NAME: &'static str = "bitable";
+    const FLOOR: bool = true;
 
     fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
         let mut builder = artdb_bitable::Builder::create(dir.join("table.bt"))?;
@@ -681,6 +725,26 @@ fn prepare<S: Structure + 'static>(
     };
     let base = plan.root.join(S::NAME);
     let dir = build_phase::<S>(plan, &base, &mut recorder)?;
+    if S::FLOOR {
+        let len = S::files(&dir).iter().map(|path| file_len(path)).sum();
+        settle(&S::files(&dir))?;
+        let (written, synced) = write_floor(plan, &base, len)?;
+        eprintln!(
+            "  floor    write {len} bytes {written:8.3} s, write + fsync {synced:8.3} s \
+             (the disk's floor for {}'s build)",
+            S::NAME
+        );
+        let mut floor = Recorder {
+            rows: recorder.rows,
+            structure: "floor",
+        };
+        floor.push("build_nondurable", "seconds", written);
+        floor.push("build_durable", "seconds", synced);
+        recorder = Recorder {
+            rows: floor.rows,
+            structure: S::NAME,
+        };
+    }
     if S::MERGES && plan.merge.split(',').any(|name| name.trim() == S::NAME) {
         merge_phase::<S>(plan, &base, &mut recorder)?;
     }
@@ -769,6 +833,9 @@ fn build_phase<S: Structure>(
     }
     for (op, durable) in [("build_nondurable", false), ("build_durable", true)] {
         let dir = if durable {
+            // The non-durable build's dirty pages are written back first (untimed), so that
+            // they do not slow the durable build's own writes and fsync.
+            settle(&S::files(&kept))?;
             fresh_dir(&base.join(op))?
         } else {
             kept.clone()

@@ -82,3 +82,70 @@ fn branch_levels_point_at_contiguous_children() {
     assert_eq!(top.page_count, 1);
     table.verify().expect("verify");
 }
+
+/// The reference of `PageRef::search`: a linear scan for the first key `>= probe` (`> probe`
+/// when `strict`).
+fn linear_search(keys: &[&[u8]], probe: &[u8], strict: bool) -> usize {
+    keys.iter()
+        .position(|key| if strict { *key > probe } else { *key >= probe })
+        .unwrap_or(keys.len())
+}
+
+#[test]
+fn sampled_page_search_matches_a_linear_scan_on_every_page_and_level() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0xb17);
+    // Page sizes and record shapes give leaf counts from a handful to thousands of records and
+    // branch pages of every fill (sample steps 1 to 512), with gaps between keys for misses.
+    for (page_size, value_len, pairs) in [
+        (512, 8, 3_000u32),
+        (512, 0, 2_000),
+        (4096, 8, 20_000),
+        (4096, 100, 5_000),
+        (65536, 8, 30_000),
+        (65536, 0, 70_000),
+    ] {
+        let mut keys: Vec<u32> = (0..pairs)
+            .map(|_| rng.gen_range(0..u32::MAX / 2) * 2 + 1)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let data: Vec<_> = keys
+            .iter()
+            .map(|k| (k.to_be_bytes().to_vec(), vec![7u8; value_len]))
+            .collect();
+        let options = Options {
+            page_size,
+            ..Options::default()
+        };
+        let (_dir, table) = build(&data, options);
+        for (level, info) in table.levels().iter().enumerate() {
+            for index in 0..info.page_count {
+                let page = table.page(level, index).expect("page");
+                let page_keys: Vec<&[u8]> = (0..page.count()).map(|i| page.key(i)).collect();
+                let mut probes: Vec<Vec<u8>> = vec![vec![], vec![0xff; 5], vec![0, 0, 0]];
+                // Every key of small pages; about 300 spread over the big ones.
+                for key in page_keys
+                    .iter()
+                    .step_by(page_keys.len().div_ceil(300).max(1))
+                {
+                    let value = u32::from_be_bytes([key[0], key[1], key[2], key[3]]);
+                    probes.push(key.to_vec());
+                    probes.push(value.wrapping_sub(1).to_be_bytes().to_vec());
+                    probes.push(value.wrapping_add(1).to_be_bytes().to_vec());
+                    probes.push([&key[..], &[0]].concat());
+                    probes.push(key[..3].to_vec());
+                }
+                for probe in &probes {
+                    for strict in [false, true] {
+                        assert_eq!(
+                            page.search(probe, strict),
+                            linear_search(&page_keys, probe, strict),
+                            "page size {page_size}, level {level}, page {index}, probe {probe:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
