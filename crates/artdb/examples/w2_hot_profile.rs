@@ -1,0 +1,68 @@
+//! W2's hot lookups (5,000 keys spaced N/5,000 apart, every value checked), on the persisted
+//! tree through `Db` and on the same tree built in the heap, repeated for profiling:
+//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES`.
+use std::time::Instant;
+
+use artdb::{Db, Options};
+
+fn key(i: u64) -> [u8; 4] {
+    (i as u32).to_be_bytes()
+}
+
+fn row_id(i: u64) -> [u8; 7] {
+    let b = i.to_be_bytes();
+    [b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
+    let dir = args.next().unwrap_or_else(|| ".".to_string());
+    let passes: usize = args.next().map_or(Ok(100), |s| s.parse())?;
+    let path = std::path::Path::new(&dir).join("w2-hot.artdb");
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
+    let db = Db::create(&path, Options::default())?;
+    db.create_table("t")?;
+    db.bulk_load("t", (0..n).map(|i| (key(i), row_id(i))))?;
+    db.close()?;
+    let keys: Vec<u64> = (0..5000u64).map(|i| i * (n / 5000)).collect();
+    let db = Db::open(&path, Options::default())?;
+    let read = db.read();
+    let table = read.table("t")?;
+    let tree = artdb_art::Tree::bulk_build((0..n).map(|i| (key(i), row_id(i))))?;
+    let mut bad = 0u64;
+    // Passes alternate between the two, so both see the same machine; medians of the passes.
+    let (mut persisted, mut heap) = (Vec::new(), Vec::new());
+    for pass in 0..=passes {
+        let start = Instant::now();
+        for &k in &keys {
+            if table.get(&key(k))? != Some(&row_id(k)[..]) {
+                bad += 1;
+            }
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        if pass == 0 {
+            println!("persisted first pass: {:.3} ms", elapsed * 1e3);
+        } else {
+            persisted.push(elapsed);
+        }
+        let start = Instant::now();
+        for &k in &keys {
+            if tree.get(&key(k))? != Some(&row_id(k)[..]) {
+                bad += 1;
+            }
+        }
+        heap.push(start.elapsed().as_secs_f64());
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2] / keys.len() as f64 * 1e9
+    };
+    let (p, h) = (median(&mut persisted), median(&mut heap));
+    println!("per lookup (median pass): persisted {p:.1} ns, heap {h:.1} ns, ratio {:.2} (bad {bad})", p / h);
+    drop(read);
+    db.close()?;
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}
