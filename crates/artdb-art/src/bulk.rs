@@ -151,6 +151,11 @@ struct Builder<'s> {
     stack: Vec<OpenNode>,
     last: Vec<u8>,
     last_value: Vec<u8>,
+    /// When set, the last value is the inline word here and `last_value` is stale (the dense
+    /// fast path keeps values of up to 7 bytes as words: copying them costs more than the rest).
+    last_inline: Option<u64>,
+    /// Where a node on its way to the sink is composed (reused).
+    scratch: Vec<u8>,
     /// Entry lists of closed nodes, reused (at most one per level of the path).
     spare_entries: Vec<Vec<(u8, Child)>>,
     pending: Option<Pending>,
@@ -276,6 +281,7 @@ impl Builder<'_> {
         let end = self.stack[node_index].end;
         match pending {
             Pending::Last => {
+                self.sync_last_value();
                 if self.last.len() == end {
                     let bits = self.emit(value_word(&[], &self.last_value))?;
                     self.stack[node_index].value = bits;
@@ -359,6 +365,46 @@ impl Builder<'_> {
             return Ok(());
         };
         let depth = parent_end.map_or(0, |end| end + 1);
+        if self.sink.is_some() {
+            // Straight to the sink: the image is composed in a reused buffer, so no heap node is
+            // allocated, copied and freed per node (persisted images carry version 0).
+            let kind = node::kind_for(
+                open.entries
+                    .iter()
+                    .filter(|(_, child)| matches!(child, Child::Word(_)))
+                    .count(),
+            );
+            let mut above = word::decode(open.value).persisted();
+            let words = open
+                .entries
+                .iter()
+                .filter_map(|&(byte, child)| match child {
+                    Child::Word(bits) => Some((byte, bits)),
+                    Child::Run { .. } => None,
+                });
+            for (_, bits) in words.clone() {
+                above = above.max(word::decode(bits).persisted());
+            }
+            let shape = Shape {
+                prefix: &self.last[depth..open.end],
+                depth,
+                version: 0,
+                value: open.value,
+            };
+            let mut image = std::mem::take(&mut self.scratch);
+            image.clear();
+            image.resize(node::inner_len(kind, shape.prefix.len()), 0);
+            node::fill_inner(&mut image, kind, &shape, words);
+            let written = match self.sink.as_deref_mut() {
+                Some(sink) => checked_write(sink, &image, above),
+                None => Ok(0),
+            };
+            self.scratch = image;
+            self.recycle(open.entries);
+            let offset = written?;
+            self.pending = Some(Pending::Node(word::persisted(offset), open.keys));
+            return Ok(());
+        }
         let mut entries = EntryList::new();
         for &(byte, child) in &open.entries {
             if let Child::Word(bits) = child {
@@ -439,7 +485,7 @@ impl Builder<'_> {
     fn add_sibling(&mut self, key: &[u8], value: &[u8], common: usize) -> bool {
         if key.len() != common + 1
             || self.last.len() != common + 1
-            || self.last_value.len() > INLINE_VALUE_LEN_MAX
+            || (self.last_inline.is_none() && self.last_value.len() > INLINE_VALUE_LEN_MAX)
             || !matches!(self.pending, Some(Pending::Last))
         {
             return false;
@@ -450,15 +496,22 @@ impl Builder<'_> {
         if top.end != common || top.widths != Widths::Mixed || top.settled != top.entries.len() {
             return false;
         }
-        top.entries.push((
-            self.last[common],
-            Child::Word(word::inline(&self.last_value)),
-        ));
+        let last_word = match self.last_inline {
+            Some(bits) => bits,
+            None => word::inline(&self.last_value),
+        };
+        top.entries
+            .push((self.last[common], Child::Word(last_word)));
         top.keys += 1;
         top.settled += 1;
         self.last[common] = key[common];
-        self.last_value.clear();
-        self.last_value.extend_from_slice(value);
+        if value.len() <= INLINE_VALUE_LEN_MAX {
+            self.last_inline = Some(word::inline(value));
+        } else {
+            self.last_inline = None;
+            self.last_value.clear();
+            self.last_value.extend_from_slice(value);
+        }
         true
     }
 
@@ -469,6 +522,19 @@ impl Builder<'_> {
         self.last.extend_from_slice(key);
         self.last_value.clear();
         self.last_value.extend_from_slice(value);
+        self.last_inline = None;
+    }
+
+    /// Makes `last_value` hold the last value's bytes (after the fast path kept it as a word).
+    fn sync_last_value(&mut self) {
+        if let Some(bits) = self.last_inline.take() {
+            let slot = bits.to_le_bytes();
+            self.last_value.clear();
+            if let Word::Inline(len) = word::decode(bits) {
+                self.last_value
+                    .extend_from_slice(word::inline_value(&slot, len));
+            }
+        }
     }
 
     fn finish(&mut self) -> Result<u64, Error> {
@@ -477,7 +543,10 @@ impl Builder<'_> {
             self.close_top(parent_end)?;
         }
         match self.pending.take() {
-            Some(Pending::Last) => self.emit(value_word(&self.last, &self.last_value)),
+            Some(Pending::Last) => {
+                self.sync_last_value();
+                self.emit(value_word(&self.last, &self.last_value))
+            }
             Some(Pending::Run { start, count, .. }) => self.build_run(start, count, 0),
             Some(Pending::Node(bits, _)) => Ok(bits),
             None => Ok(0),
@@ -564,7 +633,9 @@ impl Tree {
             stack: Vec::new(),
             last: Vec::new(),
             last_value: Vec::new(),
+            last_inline: None,
             spare_entries: Vec::new(),
+            scratch: Vec::new(),
             pending: None,
             pairs: PairBuffer::default(),
             sink: None,
@@ -597,7 +668,9 @@ impl Tree {
             stack: Vec::new(),
             last: Vec::new(),
             last_value: Vec::new(),
+            last_inline: None,
             spare_entries: Vec::new(),
+            scratch: Vec::new(),
             pending: None,
             pairs: PairBuffer::default(),
             sink: Some(sink),

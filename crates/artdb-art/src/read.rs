@@ -189,7 +189,9 @@ impl<'a> Resolver<'a> {
                     let mask = u64::MAX >> (64 - 8 * prefix_len);
                     (u64::from_le_bytes(word) ^ header.prefix_word()) & mask == 0
                 }
-                None => key.get(depth..depth + prefix_len) == Some(header.prefix_inline(prefix_len)),
+                None => {
+                    key.get(depth..depth + prefix_len) == Some(header.prefix_inline(prefix_len))
+                }
             };
             if !matches {
                 return Ok(PersistedStep::Done(None));
@@ -295,7 +297,10 @@ impl<'a> View<'a> {
                 return Ok((key.len() == depth).then(|| word::inline_value(slot, len)));
             }
             if let Word::Persisted(offset) = word::decode(bits) {
-                match self.resolver.persisted_inner_step(offset, depth, parent, key)? {
+                match self
+                    .resolver
+                    .persisted_inner_step(offset, depth, parent, key)?
+                {
                     PersistedStep::Done(value) => return Ok(value),
                     PersistedStep::Descend(child, next_depth) => {
                         slot = child;

@@ -60,7 +60,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         v[v.len() / 2] / keys.len() as f64 * 1e9
     };
     let (p, h) = (median(&mut persisted), median(&mut heap));
-    println!("per lookup (median pass): persisted {p:.1} ns, heap {h:.1} ns, ratio {:.2} (bad {bad})", p / h);
+    println!(
+        "per lookup (median pass): persisted {p:.1} ns, heap {h:.1} ns, ratio {:.2} (bad {bad})",
+        p / h
+    );
     drop(read);
     db.close()?;
     let _ = std::fs::remove_file(&path);

@@ -456,13 +456,37 @@ pub(crate) struct Shape<'k> {
 /// or a collapse, and bulk building all come here.
 pub(crate) fn build_inner(kind: u8, shape: &Shape<'_>, entries: &EntryList) -> u64 {
     debug_assert!(entries.len() <= capacity(kind), "entries fit the kind");
-    let prefix_len = shape.prefix.len();
-    let body = body_len(kind).unwrap_or(core::mem::size_of::<Node256>()); // ok: kinds are ours
-    let len = body + prefix_tail_len(prefix_len);
+    let len = inner_len(kind, shape.prefix.len());
     let address = raw::alloc_image(len);
     // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
     let bytes = unsafe { raw::image_mut(address, len) };
-    let (fixed, tail) = bytes.split_at_mut(body);
+    fill_inner(
+        bytes,
+        kind,
+        shape,
+        (0..entries.len()).map(|i| entries.get(i)),
+    );
+    crate::word::heap_node(address)
+}
+
+/// Length of the image of an inner node of `kind` (one of ours) with a prefix of `prefix_len`.
+pub(crate) fn inner_len(kind: u8, prefix_len: usize) -> usize {
+    body_len(kind).unwrap_or(core::mem::size_of::<Node256>()) + prefix_tail_len(prefix_len)
+    // ok: kinds are ours
+}
+
+/// Writes the image of an inner node of `kind` holding `entries` (byte order) into `bytes`,
+/// which is zeroed and [`inner_len`] long: [`build_inner`]'s heap image, or a bulk build's image
+/// composed in a scratch buffer on its way to a sink.
+pub(crate) fn fill_inner(
+    bytes: &mut [u8],
+    kind: u8,
+    shape: &Shape<'_>,
+    entries: impl Iterator<Item = (u8, u64)>,
+) {
+    let prefix_len = shape.prefix.len();
+    let body = body_len(kind).unwrap_or(core::mem::size_of::<Node256>()); // ok: kinds are ours
+    let (fixed, tail) = bytes.split_at_mut(body.min(bytes.len()));
     if let Some(header) = raw::view_mut::<Header>(fixed) {
         header.kind = kind;
         header.prefix_len = (prefix_len as u16).to_le_bytes();
@@ -474,15 +498,15 @@ pub(crate) fn build_inner(kind: u8, shape: &Shape<'_>, entries: &EntryList) -> u
         }
     }
     if prefix_len > PREFIX_INLINE_LEN_MAX {
-        tail[..prefix_len].copy_from_slice(shape.prefix);
+        if let Some(tail) = tail.get_mut(..prefix_len) {
+            tail.copy_from_slice(shape.prefix);
+        }
     }
     if let Some(mut node) = InnerMut::from_image(fixed) {
-        for i in 0..entries.len() {
-            let (byte, word) = entries.get(i);
+        for (byte, word) in entries {
             node.add(byte, word);
         }
     }
-    crate::word::heap_node(address)
 }
 
 /// Copies an inner image to a new heap allocation stamped with `version`; returns the address.

@@ -40,6 +40,13 @@ pub trait Storage: Send + Sync + 'static {
     fn set_len(&self, len: u64) -> std::io::Result<()>;
     /// A read-only view of bytes `0..len` (see the module docs, point 3).
     fn map(&self, len: u64) -> std::io::Result<Map>;
+    /// Starts writing bytes `offset..offset + len` back to the device without waiting for it: a
+    /// hint, so that a big checkpoint's final `sync` finds most of its pages written already.
+    /// Durability still comes only from [`Storage::sync`]. The default does nothing.
+    fn start_writeback(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 /// Anything that keeps the memory behind a [`Map`] alive.

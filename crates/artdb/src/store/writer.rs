@@ -194,6 +194,15 @@ impl<'s> PageWriter<'s> {
             .map_err(Error::io("write node pages"))?;
         let pages = bytes.len() as u64 / PAGE_SIZE;
         self.counts.pages += pages;
+        if bytes.len() >= WRITE_RUN_BYTES_MAX {
+            // A big checkpoint or bulk load: start this run's writeback now, so the final sync
+            // does not find hundreds of MB still dirty (W2's 50M-key load waited about a second
+            // in it). Only a hint: a failed write shows up in that sync, which is the one
+            // that counts.
+            let _ = self
+                .storage
+                .start_writeback(first_page * PAGE_SIZE, bytes.len() as u64);
+        }
         // The verified bits live in the window: it must cover the pages before they are marked.
         self.source
             .ensure_window((first_page + pages) * PAGE_SIZE)?;
