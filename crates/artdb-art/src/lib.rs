@@ -47,6 +47,7 @@ mod raw;
 mod read;
 mod read_fast;
 mod rollback;
+mod slice_build;
 mod snapshot_read;
 mod tree;
 mod verify;

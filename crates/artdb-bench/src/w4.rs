@@ -12,7 +12,8 @@
 //! - `bytes`: live heap bytes the structure holds (counting allocator: after build minus before);
 //! - `build_mops`: dead ids inserted per second, in table order. The TidStore gathers each
 //!   block's offsets and calls `set_block_offsets` once per block (what vacuum does, in its
-//!   insert-only mode as PostgreSQL 17's vacuum uses it); the sorted array pushes; roaring uses
+//!   insert-only mode as PostgreSQL 17's vacuum uses it; ascending blocks take the store's append
+//!   path), then `flush_appends` to build the tree; the sorted array pushes; roaring uses
 //!   `from_sorted_iter`; the hash set inserts;
 //! - `lookup_ordered_mops`: every tuple of the table checked for membership in table order (what
 //!   an index vacuum does); the TidStore through its in-order lookup cursor, the sorted array by
@@ -178,6 +179,9 @@ impl Structure for Tid {
             store.set_block_offsets(block, &offsets)?;
             rest = &rest[run..];
         }
+        // The blocks came in ascending order, so they took the append path; build them into
+        // the tree now, inside the timed build, as vacuum would before its lookups.
+        store.flush_appends()?;
         Ok(Tid(store))
     }
 

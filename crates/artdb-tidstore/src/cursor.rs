@@ -86,7 +86,7 @@ impl TidStore {
     pub fn lookup_cursor(&self) -> LookupCursor<'_> {
         LookupCursor {
             store: self,
-            cursor: self.tree.cursor(),
+            cursor: self.tree.cursor(&self.appended.blocks),
             last_block: None,
             current: None,
         }

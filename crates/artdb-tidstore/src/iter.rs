@@ -184,7 +184,7 @@ impl TidStore {
     pub fn iter(&self) -> Blocks<'_> {
         Blocks {
             store: self,
-            cursor: self.tree.cursor(),
+            cursor: self.tree.cursor(&self.appended.blocks),
             started: false,
             done: false,
         }
@@ -200,7 +200,7 @@ impl TidStore {
 
     /// The offsets of `block` (empty if it has none).
     pub fn block_offsets(&self, block: u32) -> Result<BlockOffsets<'_>, Error> {
-        match self.tree.get(block)? {
+        match self.value_of(block)? {
             Some(value) => BlockOffsets::load(self, block, value),
             None => Ok(BlockOffsets {
                 repr: Repr::Embedded([0; EMBEDDED_OFFSETS_MAX]),

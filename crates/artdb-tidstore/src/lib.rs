@@ -38,6 +38,7 @@
 //! offsets further; a block's bitmap is at most 256 bytes at the default `max_offset`, so the
 //! gain is bounded and the lookup would no longer be one bit test.
 
+mod append;
 mod bitmap;
 mod cursor;
 mod error;

@@ -18,10 +18,11 @@
 //! ids. `verify` checks them all. In insert-only mode nothing is removed or replaced, so the
 //! arena never has to free.
 
+use crate::append::Appended;
 use crate::bitmap;
 use crate::storage::Storage;
 use crate::tree::BlockTree;
-use crate::value::{embedded_len, Handle, Value, EMBEDDED_OFFSETS_MAX};
+use crate::value::{embedded_len, Encoded, Handle, Value, EMBEDDED_OFFSETS_MAX};
 use crate::Error;
 
 /// The default largest offset: 2047, enough for any heap page of PostgreSQL's page sizes.
@@ -67,6 +68,10 @@ pub struct TidStore {
     pub(crate) storage: Storage,
     pub(crate) options: TidStoreOptions,
     pub(crate) len: u64,
+    /// Blocks appended above the tree, not yet built into it (`append.rs`).
+    pub(crate) appended: Appended,
+    /// At least every block ever stored; blocks above it are appended (`append.rs`).
+    pub(crate) high_water: Option<u32>,
 }
 
 impl Default for TidStore {
@@ -83,6 +88,8 @@ impl TidStore {
             storage: Storage::heap(),
             options: TidStoreOptions::default(),
             len: 0,
+            appended: Appended::default(),
+            high_water: None,
         }
     }
 
@@ -103,6 +110,8 @@ impl TidStore {
             storage,
             options,
             len: 0,
+            appended: Appended::default(),
+            high_water: None,
         })
     }
 
@@ -121,22 +130,31 @@ impl TidStore {
         self.len == 0
     }
 
+    /// Number of blocks taken by the append path and not yet built into the tree (see
+    /// [`TidStore::flush_appends`]); 0 after a flush.
+    pub fn unflushed_blocks(&self) -> usize {
+        self.appended.len()
+    }
+
     /// Number of blocks with at least one id.
     pub fn block_count(&self) -> u64 {
-        self.tree.len()
+        self.tree.len() + self.appended.len() as u64
     }
 
     /// Heap bytes the store holds: the tree's nodes plus the bitmap storage (including arena
     /// words abandoned by growth, which insert-only mode never frees).
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Self>() + self.tree.memory_bytes() + self.storage.bytes()
+        std::mem::size_of::<Self>()
+            + self.tree.memory_bytes()
+            + self.storage.bytes()
+            + self.appended.bytes()
     }
 
     /// Whether `(block, offset)` is in the store.
     #[inline]
     pub fn contains(&self, block: u32, offset: u16) -> Result<bool, Error> {
         self.check_offset(block, offset)?;
-        match self.tree.get(block)? {
+        match self.value_of(block)? {
             None => Ok(false),
             Some(Value::Embedded(offsets)) => Ok(offsets.contains(&offset)),
             Some(Value::Bitmap(handle)) => {
@@ -145,12 +163,19 @@ impl TidStore {
         }
     }
 
-    /// Adds `(block, offset)`; returns whether it was absent.
+    /// Adds `(block, offset)`; returns whether it was absent. A block above every block the
+    /// store has held is appended (see [`TidStore::flush_appends`]).
     pub fn insert(&mut self, block: u32, offset: u16) -> Result<bool, Error> {
         self.check_offset(block, offset)?;
-        let inserted = match self.tree.get(block)? {
+        if self.above_high_water(block) {
+            self.append(block, Encoded::embedded(&[offset]));
+            self.len += 1;
+            return Ok(true);
+        }
+        self.flush_if_inside(block)?;
+        let inserted = match self.value_of(block)? {
             None => {
-                self.tree.set(block, &Value::embedded(&[offset]).encode())?;
+                self.write_value(block, &Value::embedded(&[offset]))?;
                 true
             }
             Some(Value::Embedded(offsets)) => self.insert_embedded(block, offsets, offset)?,
@@ -166,12 +191,26 @@ impl TidStore {
     ///
     /// In insert-only mode a block that already has offsets cannot be replaced
     /// ([`Error::InsertOnly`]).
+    ///
+    /// Blocks given in ascending order (each above every block the store has held) take the
+    /// append path: they are kept in a sorted vector and built into the tree at once by
+    /// [`TidStore::flush_appends`] (or by the first operation that needs the tree).
     pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
         self.check_offsets(block, offsets)?;
+        if !offsets.is_empty() && self.above_high_water(block) {
+            return self.append_offsets(block, offsets);
+        }
+        if offsets.is_empty() {
+            if self.appended.covers(block) {
+                self.flush_appends()?;
+            }
+        } else {
+            self.flush_if_inside(block)?;
+        }
         if self.options.insert_only && !offsets.is_empty() {
             return self.set_new_block(block, offsets);
         }
-        let old = self.tree.get(block)?;
+        let old = self.value_of(block)?;
         if old.is_some() && self.options.insert_only {
             return Err(Error::InsertOnly {
                 block,
@@ -186,7 +225,7 @@ impl TidStore {
             (None, 0) => {}
             (Some(old), 0) => self.remove_value(block, old)?,
             (old, 1..=EMBEDDED_OFFSETS_MAX) => {
-                self.tree.set(block, &Value::embedded(offsets).encode())?;
+                self.write_value(block, &Value::embedded(offsets))?;
                 if let Some(Value::Bitmap(handle)) = old {
                     self.storage.free(handle);
                 }
@@ -206,6 +245,9 @@ impl TidStore {
                 operation: "remove an offset",
             });
         }
+        if self.appended.covers(block) {
+            self.flush_appends()?;
+        }
         let removed = match self.tree.get(block)? {
             None => false,
             Some(Value::Embedded(offsets)) => self.remove_embedded(block, offsets, offset)?,
@@ -223,6 +265,9 @@ impl TidStore {
                 operation: "remove the block",
             });
         }
+        if self.appended.covers(block) {
+            self.flush_appends()?;
+        }
         let Some(old) = self.tree.get(block)? else {
             return Ok(0);
         };
@@ -236,14 +281,14 @@ impl TidStore {
     /// The value is written first; if the block turns out to have had offsets, its old value is
     /// put back and the fresh bitmap (the arena's top allocation) is given back.
     fn set_new_block(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
-        let value = if offsets.len() <= EMBEDDED_OFFSETS_MAX {
-            Value::embedded(offsets)
-        } else {
-            let highest = offsets.last().copied().unwrap_or(0);
-            let handle = self.storage.alloc(bitmap::words_for(highest))?;
-            bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
-            Value::Bitmap(handle)
-        };
+        if self.appended.find(block).is_some() {
+            return Err(Error::InsertOnly {
+                block,
+                operation: "replace the offsets",
+            });
+        }
+        let value = self.new_value(block, offsets)?;
+        self.note_block(block);
         if let Some(old) = self.tree.replace(block, &value.encode())? {
             self.tree.set_bytes(block, &old)?;
             if let Value::Bitmap(handle) = value {
@@ -256,6 +301,18 @@ impl TidStore {
         }
         self.len += offsets.len() as u64;
         Ok(())
+    }
+
+    /// The value of a block that gets `offsets` (1 or more, checked): embedded, or a fresh
+    /// bitmap.
+    pub(crate) fn new_value(&mut self, block: u32, offsets: &[u16]) -> Result<Value, Error> {
+        if offsets.len() <= EMBEDDED_OFFSETS_MAX {
+            return Ok(Value::embedded(offsets));
+        }
+        let highest = offsets.last().copied().unwrap_or(0);
+        let handle = self.storage.alloc(bitmap::words_for(highest))?;
+        bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
+        Ok(Value::Bitmap(handle))
     }
 
     fn check_offset(&self, block: u32, offset: u16) -> Result<(), Error> {
@@ -329,7 +386,7 @@ impl TidStore {
         let merged = &mut merged[..=count];
         merged.sort_unstable();
         if merged.len() <= EMBEDDED_OFFSETS_MAX {
-            self.tree.set(block, &Value::embedded(merged).encode())?;
+            self.write_value(block, &Value::embedded(merged))?;
         } else {
             self.embedded_to_bitmap(block, merged)?;
         }
@@ -341,7 +398,7 @@ impl TidStore {
         let highest = offsets.last().copied().unwrap_or(0);
         let handle = self.storage.alloc(bitmap::words_for(highest))?;
         bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
-        self.tree.set(block, &Value::Bitmap(handle).encode())
+        self.write_value(block, &Value::Bitmap(handle))
     }
 
     fn insert_bitmap(&mut self, block: u32, handle: Handle, offset: u16) -> Result<bool, Error> {
@@ -351,7 +408,7 @@ impl TidStore {
             let grown = self.storage.resize(handle, words)?;
             let grown = grown.ok_or(Error::CorruptValue { block, kind })?;
             if grown != handle {
-                self.tree.set(block, &Value::Bitmap(grown).encode())?;
+                self.write_value(block, &Value::Bitmap(grown))?;
             }
             grown
         } else {
@@ -375,7 +432,7 @@ impl TidStore {
         };
         bitmap::fill(self.bitmap_mut(block, handle)?, offsets);
         if old != Some(Value::Bitmap(handle)) {
-            self.tree.set(block, &Value::Bitmap(handle).encode())?;
+            self.write_value(block, &Value::Bitmap(handle))?;
         }
         Ok(())
     }

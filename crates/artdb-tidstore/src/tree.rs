@@ -22,6 +22,28 @@ fn key(block: u32) -> [u8; KEY_LEN] {
     block.to_be_bytes()
 }
 
+/// A block number as the tree's key: its 4 big-endian bytes (byte order is block order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct BlockKey([u8; KEY_LEN]);
+
+impl BlockKey {
+    #[inline]
+    pub(crate) fn new(block: u32) -> BlockKey {
+        BlockKey(key(block))
+    }
+
+    #[inline]
+    pub(crate) fn block(self) -> u32 {
+        u32::from_be_bytes(self.0)
+    }
+}
+
+impl AsRef<[u8]> for BlockKey {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 fn block_of(key: &[u8]) -> Result<u32, Error> {
     let bytes: [u8; KEY_LEN] = key
         .try_into()
@@ -46,6 +68,29 @@ impl BlockTree {
         BlockTree {
             tree: artdb_art::Tree::new(),
         }
+    }
+
+    /// A tree of `pairs` (strictly ascending blocks), each node built once at its final size.
+    pub(crate) fn build(pairs: &[(BlockKey, Encoded)]) -> Result<Self, Error> {
+        Ok(BlockTree {
+            tree: artdb_art::Tree::bulk_build_slice(pairs)?,
+        })
+    }
+
+    /// Every block of the tree with its encoded value, ascending (to rebuild it with more).
+    pub(crate) fn pairs(&self) -> Result<Vec<(BlockKey, Encoded)>, Error> {
+        let mut pairs = Vec::with_capacity(self.tree.len() as usize);
+        let mut cursor = self.tree.cursor();
+        let mut found = cursor.seek_first()?;
+        while found {
+            let block = block_of(cursor.key())?;
+            pairs.push((
+                BlockKey::new(block),
+                Encoded::from_bytes(block, cursor.value())?,
+            ));
+            found = cursor.next()?;
+        }
+        Ok(pairs)
     }
 
     /// The decoded value of `block`, if it has one.
@@ -95,9 +140,13 @@ impl BlockTree {
         std::mem::size_of::<artdb_art::Tree>() + self.tree.stats().heap_bytes as usize
     }
 
-    pub(crate) fn cursor(&self) -> BlockCursor<'_> {
+    /// A cursor over the tree's blocks followed by `appended` (blocks above the tree's, see
+    /// `append.rs`).
+    pub(crate) fn cursor<'a>(&'a self, appended: &'a [(BlockKey, Encoded)]) -> BlockCursor<'a> {
         BlockCursor {
             cursor: self.tree.cursor(),
+            appended,
+            at: At::Tree,
         }
     }
 
@@ -109,30 +158,71 @@ impl BlockTree {
     }
 }
 
-/// A forward cursor over the blocks of the tree; allocates nothing per step.
+/// Where a [`BlockCursor`] stands.
+#[derive(Clone, Copy)]
+enum At {
+    /// On the tree's cursor (or before the first seek).
+    Tree,
+    /// On the appended block at this index (past the end when it equals the length).
+    Appended(usize),
+}
+
+/// A forward cursor over the blocks of the tree and then the appended blocks; allocates nothing
+/// per step.
 pub(crate) struct BlockCursor<'a> {
     cursor: artdb_art::Cursor<'a>,
+    appended: &'a [(BlockKey, Encoded)],
+    at: At,
 }
 
 impl BlockCursor<'_> {
     /// Moves to the first block `>= block`; returns it and its value, `None` past the end.
     pub(crate) fn seek(&mut self, block: u32) -> Result<Option<(u32, Value)>, Error> {
-        let found = self.cursor.seek(&key(block))?;
-        self.entry(found)
+        let in_appended = self
+            .appended
+            .first()
+            .is_some_and(|(first, _)| block >= first.block());
+        if in_appended {
+            let key = BlockKey::new(block);
+            let index = self.appended.partition_point(|(k, _)| *k < key);
+            return self.appended_entry(index);
+        }
+        if self.cursor.seek(&key(block))? {
+            self.at = At::Tree;
+            return self.tree_entry();
+        }
+        self.appended_entry(0)
     }
 
     /// Moves to the next block.
     pub(crate) fn next(&mut self) -> Result<Option<(u32, Value)>, Error> {
-        let found = self.cursor.next()?;
-        self.entry(found)
+        match self.at {
+            At::Appended(index) => self.appended_entry(index.saturating_add(1)),
+            At::Tree => {
+                if self.cursor.next()? {
+                    self.tree_entry()
+                } else {
+                    self.appended_entry(0)
+                }
+            }
+        }
     }
 
     #[inline]
-    fn entry(&self, found: bool) -> Result<Option<(u32, Value)>, Error> {
-        if !found {
-            return Ok(None);
-        }
+    fn tree_entry(&self) -> Result<Option<(u32, Value)>, Error> {
         let block = block_of(self.cursor.key())?;
         Ok(Some((block, Value::decode(block, self.cursor.value())?)))
+    }
+
+    fn appended_entry(&mut self, index: usize) -> Result<Option<(u32, Value)>, Error> {
+        let index = index.min(self.appended.len());
+        self.at = At::Appended(index);
+        match self.appended.get(index) {
+            Some((key, value)) => {
+                let block = key.block();
+                Ok(Some((block, Value::decode(block, value.as_bytes())?)))
+            }
+            None => Ok(None),
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! Checked: blocks come in strictly ascending order; each value decodes; embedded values hold 1
 //! to 3 offsets in `1..=max_offset`; a bitmap handle names a bitmap whose word count is exactly
 //! `words_for(highest offset)`, with bit 0 clear, no bit above `max_offset` and more than three
-//! offsets set; no two blocks share a bitmap; the ids add up to `len()`; in heap mode the slab
+//! offsets set; no two blocks share a bitmap; the appended blocks (`append.rs`) come after the
+//! tree's, and the high-water mark is at least the last block; the ids add up to `len()`; in heap mode the slab
 //! holds exactly as many live bitmaps as blocks refer to.
 
 use std::collections::HashSet;
@@ -42,7 +43,7 @@ impl TidStore {
         let mut ids = 0u64;
         let mut previous: Option<u32> = None;
         let mut handles = HashSet::new();
-        let mut cursor = self.tree.cursor();
+        let mut cursor = self.tree.cursor(&self.appended.blocks);
         let mut step = cursor.seek(0);
         loop {
             let (block, value) = match step {
@@ -72,6 +73,15 @@ impl TidStore {
                 }
             }
             step = cursor.next();
+        }
+        if previous.is_some_and(|last| self.high_water.map_or(true, |high| high < last)) {
+            report(
+                None,
+                format!(
+                    "high-water mark {:?} is below block {previous:?}",
+                    self.high_water
+                ),
+            );
         }
         if let Err(messages) = self.tree.verify() {
             for message in messages {

@@ -8,6 +8,13 @@
 //! and `set_block_offsets` with few offsets move it back; the test counts the transitions it saw
 //! and requires both directions to have happened.
 //!
+//! The append path (`append.rs`: blocks above every block seen so far are kept in a vector until
+//! `flush_appends` or an operation that needs the tree) is driven by `Ascend` ops, which pick a
+//! block above the highest one used so far, mixed with every other op in any order: lookups,
+//! cursors and iteration between appends, blocks below or between appended ones, removals of
+//! appended blocks, explicit flushes, in both modes. The test counts the reads it made while
+//! blocks were appended and unflushed, and requires them to have happened.
+//!
 //! Scale with `ARTDB_TEST_SCALE` (default 1: the whole file runs in a few seconds). A failure
 //! prints proptest's minimal case and its seed; replay by setting `PROPTEST_SEED` as shown there.
 
@@ -18,10 +25,43 @@ use artdb_tidstore::{Error, TidStore, TidStoreOptions};
 use proptest::prelude::*;
 
 const BLOCKS: [u32; 6] = [0, 1, 2, 1000, 65_536, u32::MAX];
+
+/// The test's side of the append path: the highest block any op has named so far.
+#[derive(Default)]
+struct Driver {
+    highest: Option<u32>,
+}
+
+impl Driver {
+    fn note(&mut self, op: &Op) {
+        let block = match op {
+            Op::Insert(b, _) | Op::SetBlock(b, _) => *b,
+            _ => return,
+        };
+        self.highest = Some(self.highest.map_or(block, |h| h.max(block)));
+    }
+
+    /// Resolves an `Ascend` into the insert or set it stands for.
+    fn resolve(&mut self, op: &Op) -> Op {
+        let Op::Ascend(delta, offsets, offset) = op else {
+            return op.clone();
+        };
+        let block = self
+            .highest
+            .map_or(*delta - 1, |h| h.saturating_add(*delta));
+        let resolved = match offsets {
+            Some(offsets) => Op::SetBlock(block, offsets.clone()),
+            None => Op::Insert(block, *offset),
+        };
+        self.note(&resolved);
+        resolved
+    }
+}
 const MAX_OFFSET: u16 = 300;
 
 static TO_BITMAP: AtomicU64 = AtomicU64::new(0);
 static TO_EMBEDDED: AtomicU64 = AtomicU64::new(0);
+static READS_WHILE_APPENDED: AtomicU64 = AtomicU64::new(0);
 
 fn scale() -> u32 {
     std::env::var("ARTDB_TEST_SCALE")
@@ -40,6 +80,11 @@ enum Op {
     RemoveBlock(u32),
     /// Probes (block, offset) pairs through one lookup cursor; `sorted` probes in id order.
     Cursor(Vec<(u32, u16)>, bool),
+    /// A block `delta` above the highest block used so far: offsets set at once (`Some`) or one
+    /// offset inserted (`None`, with the offset given).
+    Ascend(u32, Option<Vec<u16>>, u16),
+    /// `flush_appends`.
+    Flush,
 }
 
 fn block() -> impl Strategy<Value = u32> {
@@ -66,6 +111,13 @@ fn op() -> impl Strategy<Value = Op> {
         1 => block().prop_map(Op::RemoveBlock),
         1 => (prop::collection::vec((block(), offset()), 0..40), any::<bool>())
             .prop_map(|(probes, sorted)| Op::Cursor(probes, sorted)),
+        8 => (
+            prop_oneof![3 => 1..=3u32, 1 => 4..=70_000u32],
+            prop::option::of(prop::collection::vec(offset(), 0..8).prop_map(|o| prepare(o, true))),
+            offset(),
+        )
+            .prop_map(|(delta, offsets, offset)| Op::Ascend(delta, offsets, offset)),
+        1 => Just(Op::Flush),
     ]
 }
 
@@ -135,6 +187,11 @@ fn step(store: &mut TidStore, model: &mut BTreeSet<(u32, u16)>, op: &Op) {
             Err(e) => panic!("remove_block({b}): {e}"),
         },
         Op::Cursor(probes, sorted) => check_cursor(store, model, probes, *sorted),
+        Op::Flush => {
+            store.flush_appends().unwrap();
+            assert_eq!(store.unflushed_blocks(), 0);
+        }
+        Op::Ascend(..) => unreachable!("resolved by the driver"),
     }
 }
 
@@ -221,8 +278,14 @@ fn check_whole(store: &TidStore, model: &BTreeSet<(u32, u16)>) {
 fn run(options: TidStoreOptions, ops: &[Op]) {
     let mut store = TidStore::with_options(options).unwrap();
     let mut model = BTreeSet::new();
+    let mut driver = Driver::default();
     for (i, op) in ops.iter().enumerate() {
-        step(&mut store, &mut model, op);
+        let op = driver.resolve(op);
+        driver.note(&op);
+        if store.unflushed_blocks() > 0 && matches!(op, Op::Contains(..) | Op::Cursor(..)) {
+            READS_WHILE_APPENDED.fetch_add(1, Ordering::Relaxed);
+        }
+        step(&mut store, &mut model, &op);
         if i % 16 == 15 {
             check_whole(&store, &model);
         }
@@ -269,6 +332,36 @@ fn both_transitions_are_exercised() {
     run(options(false), &ops);
     assert!(TO_BITMAP.load(Ordering::Relaxed) >= 1);
     assert!(TO_EMBEDDED.load(Ordering::Relaxed) >= 2);
+}
+
+/// The vacuum pattern and its deviations, deterministically: ascending blocks (set and insert),
+/// a lookup and a cursor between appends, a block between appended ones, a removal of an
+/// appended block, more appends after that, a flush, and reads after it.
+#[test]
+fn append_path_orders() {
+    for insert_only in [false, true] {
+        let mut ops = Vec::new();
+        for delta in [1, 1, 5, 300, 2] {
+            ops.push(Op::Ascend(delta, Some(vec![1, 2, 3, 4, 5, 70]), 0));
+            ops.push(Op::Ascend(1, None, 9));
+            ops.push(Op::Insert(0, 7));
+        }
+        ops.push(Op::Contains(2, 70));
+        ops.push(Op::Cursor(vec![(1, 1), (2, 3), (500, 1)], true));
+        ops.push(Op::Ascend(10, Some(vec![8]), 0));
+        ops.push(Op::SetBlock(20, vec![1, 2]));
+        ops.push(Op::Ascend(10, Some(vec![1, 2, 3, 4]), 0));
+        ops.push(Op::Remove(1, 1));
+        ops.push(Op::RemoveBlock(3));
+        ops.push(Op::Ascend(4, Some(vec![6]), 0));
+        ops.push(Op::Contains(1, 2));
+        ops.push(Op::Flush);
+        ops.push(Op::Flush);
+        ops.push(Op::Cursor(vec![(1, 2), (2, 3), (10_000, 1)], false));
+        READS_WHILE_APPENDED.store(0, Ordering::Relaxed);
+        run(options(insert_only), &ops);
+        assert!(READS_WHILE_APPENDED.load(Ordering::Relaxed) >= 2);
+    }
 }
 
 /// Many blocks (so the tree's nodes grow through every kind and the arena through several
