@@ -165,7 +165,10 @@ impl<'a> Resolver<'a> {
         let Some(source) = self.source else {
             return Ok(PersistedStep::General);
         };
-        let bytes = source.node_image(offset)?;
+        let bytes = match source.node_image_quick(offset) {
+            Some(bytes) => bytes,
+            None => source.node_image(offset)?,
+        };
         let Some(header) = crate::raw::view::<node::Header>(bytes) else {
             return Ok(PersistedStep::General);
         };

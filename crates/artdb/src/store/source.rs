@@ -221,4 +221,21 @@ impl artdb_art::NodeSource for PageSource {
             other => artdb_art::Error::Storage(other.to_string()),
         })
     }
+
+    /// The image when its page is verified already and the offset is well formed; `None`
+    /// otherwise (the reader then calls `node_image`, which verifies or reports).
+    #[inline]
+    fn node_image_quick(&self, offset: u64) -> Option<&[u8]> {
+        let data_end = self.data_end();
+        let in_page = offset % PAGE_SIZE;
+        if offset >= data_end || in_page < PAGE_HEADER_LEN as u64 || offset % NODE_IMAGE_ALIGN != 0
+        {
+            return None;
+        }
+        let window = self.window();
+        if !window.is_verified(offset / PAGE_SIZE) {
+            return None;
+        }
+        window.map.bytes(offset, (data_end - offset) as usize)
+    }
 }

@@ -1,0 +1,34 @@
+//! Times W2's `insert_txn`: one write batch of N sequential 4-byte keys with 7-byte values,
+//! committed (a batch that big bypasses the log: its commit is a checkpoint). Prints the insert
+//! loop and the commit separately:
+//! `cargo run --release -p artdb --example insert_batch_profile -- N DIR`.
+use std::time::Instant;
+
+use artdb::{Db, Options};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
+    let dir = args.next().unwrap_or_else(|| ".".to_string());
+    let path = std::path::Path::new(&dir).join("insert-batch.artdb");
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
+    let db = Db::create(&path, Options::default())?;
+    db.create_table("t")?;
+    let start = Instant::now();
+    let mut batch = db.write()?;
+    for i in 0..n {
+        let b = i.to_be_bytes();
+        batch.insert("t", &(i as u32).to_be_bytes(), &b[1..])?;
+    }
+    let inserted = start.elapsed().as_secs_f64();
+    batch.commit()?;
+    let total = start.elapsed().as_secs_f64();
+    println!(
+        "inserts {inserted:.3} s, commit {:.3} s, total {total:.3} s",
+        total - inserted
+    );
+    db.close()?;
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}
