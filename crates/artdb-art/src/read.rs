@@ -295,24 +295,26 @@ impl<'a> View<'a> {
     ) -> Result<Option<&'a [u8]>, Error> {
         let mut parent = None;
         loop {
-            let bits = word::load(slot);
-            if let Word::Inline(len) = word::decode(bits) {
-                return Ok((key.len() == depth).then(|| word::inline_value(slot, len)));
-            }
-            if let Word::Persisted(offset) = word::decode(bits) {
-                match self
-                    .resolver
-                    .persisted_inner_step(offset, depth, parent, key)?
-                {
-                    PersistedStep::Done(value) => return Ok(value),
-                    PersistedStep::Descend(child, next_depth) => {
-                        slot = child;
-                        depth = next_depth;
-                        parent = Some(offset);
-                        continue;
-                    }
-                    PersistedStep::General => {}
+            match word::decode(word::load(slot)) {
+                Word::Inline(len) => {
+                    return Ok((key.len() == depth).then(|| word::inline_value(slot, len)))
                 }
+                Word::Persisted(offset) => {
+                    match self
+                        .resolver
+                        .persisted_inner_step(offset, depth, parent, key)?
+                    {
+                        PersistedStep::Done(value) => return Ok(value),
+                        PersistedStep::Descend(child, next_depth) => {
+                            slot = child;
+                            depth = next_depth;
+                            parent = Some(offset);
+                            continue;
+                        }
+                        PersistedStep::General => {}
+                    }
+                }
+                _ => {}
             }
             match self.resolver.resolve(word::load(slot), depth, parent)? {
                 Entry::Empty => return Ok(None),
