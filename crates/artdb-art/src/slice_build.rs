@@ -46,6 +46,14 @@ struct OpenNode {
     entries: EntryList,
 }
 
+/// Reused buffers for one pack's fence bytes and records, handed to the pack writer as one
+/// block (two copies per pack instead of two per entry).
+#[derive(Default)]
+struct PackScratch {
+    fence: Vec<u8>,
+    records: Vec<u8>,
+}
+
 /// What building a range gave: a finished word, or an open node pushed on the stack.
 enum Started {
     Word(u64),
@@ -96,7 +104,8 @@ fn build<K: AsRef<[u8]>, V: AsRef<[u8]>>(pairs: &[(K, V)]) -> u64 {
         return 0;
     }
     let mut stack: Vec<OpenNode> = Vec::new();
-    let mut finished = match start(pairs, 0, pairs.len(), 0, 0, &mut stack) {
+    let mut scratch = PackScratch::default();
+    let mut finished = match start(pairs, 0, pairs.len(), 0, 0, &mut stack, &mut scratch) {
         Started::Word(bits) => return bits,
         Started::Open => None,
     };
@@ -113,7 +122,8 @@ fn build<K: AsRef<[u8]>, V: AsRef<[u8]>>(pairs: &[(K, V)]) -> u64 {
                     .take_while(|(key, _)| key.as_ref().get(end) == Some(&byte))
                     .count();
             top.next = hi;
-            if let Started::Word(bits) = start(pairs, lo, hi, end + 1, byte, &mut stack) {
+            let started = start(pairs, lo, hi, end + 1, byte, &mut stack, &mut scratch);
+            if let Started::Word(bits) = started {
                 finished = Some((byte, bits));
             }
             continue;
@@ -146,13 +156,14 @@ fn start<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     depth: usize,
     byte: u8,
     stack: &mut Vec<OpenNode>,
+    scratch: &mut PackScratch,
 ) -> Started {
     let first = pairs[lo].0.as_ref();
     if hi - lo == 1 {
         return Started::Word(value_word(&first[depth..], pairs[lo].1.as_ref()));
     }
     let end = common_prefix_len(first, pairs[hi - 1].0.as_ref());
-    if let Some(bits) = small_range(pairs, lo, hi, depth, end) {
+    if let Some(bits) = small_range(pairs, lo, hi, depth, end, scratch) {
         return Started::Word(bits);
     }
     let mut node = OpenNode {
@@ -184,6 +195,7 @@ fn small_range<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     hi: usize,
     depth: usize,
     end: usize,
+    scratch: &mut PackScratch,
 ) -> Option<u64> {
     let count = hi - lo;
     if count > PACK_ENTRIES_MAX {
@@ -204,6 +216,15 @@ fn small_range<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         return None;
     }
     if same_values && fits_pack(key_len - end, value_len) {
+        scratch.fence.clear();
+        scratch.records.clear();
+        for (key, value) in range {
+            let key = key.as_ref();
+            scratch.fence.push(key[end]);
+            scratch.records.extend_from_slice(&key[end + 1..]);
+            scratch.records.extend_from_slice(value.as_ref());
+        }
+        let block = (&scratch.fence[..], &scratch.records[..]);
         return Some(alloc_pack_spare(
             &first[depth..end],
             key_len - end,
@@ -211,12 +232,7 @@ fn small_range<K: AsRef<[u8]>, V: AsRef<[u8]>>(
             count,
             0,
             SLICE_BUILD_VERSION,
-            |writer| {
-                for (key, value) in range {
-                    let key = key.as_ref();
-                    writer.push(key[end], &key[end + 1..], value.as_ref());
-                }
-            },
+            |writer| writer.push_block(block),
         ));
     }
     if key_len != end + 1 {

@@ -32,7 +32,7 @@
 //! a constant factor over a single build (each rebuild at least adds a `1/REBUILD_RATIO` share).
 
 use crate::tree::{BlockKey, BlockTree};
-use crate::value::{Encoded, Value, EMBEDDED_OFFSETS_MAX};
+use crate::value::{fits_embedded, Encoded, Value};
 use crate::{Error, TidStore};
 
 /// A non-empty tree is rebuilt (rather than inserted into) when it holds at most this many times
@@ -168,7 +168,7 @@ impl TidStore {
     /// path.
     #[inline]
     pub(crate) fn append_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
-        let value = if offsets.len() <= EMBEDDED_OFFSETS_MAX {
+        let value = if fits_embedded(offsets) {
             Encoded::embedded(offsets)
         } else {
             self.new_value(block, offsets)?.encode()

@@ -1,4 +1,5 @@
-//! Offset bitmaps: the value form of a block that holds more than three offsets.
+//! Offset bitmaps: the value form of a block whose offsets do not fit the child word (more than
+//! five, or four or five with one above 2047: `value::fits_embedded`).
 //!
 //! A bitmap is a slice of 64-bit words; offset `o` is bit `o % 64` of word `o / 64`. Bit 0 of
 //! word 0 stands for offset 0, which is never valid, so it stays clear: keeping the offset as the
@@ -9,7 +10,7 @@
 //! 1. a block's bitmap has exactly `words_for(highest offset)` words: it is sized to its highest
 //!    offset, so its last word is never zero;
 //! 2. bit 0 of word 0 is clear, and no bit above the store's `max_offset` is set;
-//! 3. it holds at least `EMBEDDED_OFFSETS_MAX + 1` offsets (fewer live in the child word).
+//! 3. its offsets do not fit the child word (those that do are embedded).
 
 /// Number of words a bitmap needs to hold offsets up to `highest`.
 #[inline]

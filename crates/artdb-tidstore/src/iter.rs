@@ -8,7 +8,7 @@
 
 use crate::bitmap;
 use crate::tree::BlockCursor;
-use crate::value::{embedded_len, Value, EMBEDDED_OFFSETS_MAX};
+use crate::value::{embedded_contains, embedded_len, Value, EMBEDDED_OFFSETS_MAX};
 use crate::{Error, TidStore};
 
 /// The offsets of one block, ascending; borrowed from the store.
@@ -37,7 +37,7 @@ impl<'a> BlockOffsets<'a> {
     #[inline]
     pub fn contains(&self, offset: u16) -> bool {
         match self.repr {
-            Repr::Embedded(offsets) => offset != 0 && offsets.contains(&offset),
+            Repr::Embedded(offsets) => embedded_contains(&offsets, offset),
             Repr::Bitmap(words) => bitmap::contains(words, offset),
         }
     }
@@ -55,7 +55,7 @@ impl<'a> BlockOffsets<'a> {
         self.len() == 0
     }
 
-    /// Whether the offsets live in the tree's child word (at most three) rather than a bitmap.
+    /// Whether the offsets live in the tree's child word (see `value::fits_embedded`) rather than a bitmap.
     pub fn is_embedded(&self) -> bool {
         matches!(self.repr, Repr::Embedded(_))
     }

@@ -10,8 +10,8 @@
 //! The block number, big-endian (so key order is block order), is a 4-byte key of the radix tree
 //! (`artdb-art`). The block's value is at most 7 bytes, so the tree keeps it inline in the child
 //! word and allocates no leaf for it (`value.rs` has the byte format):
-//! - up to three offsets are **embedded** in the value itself: a block with few ids costs no
-//!   allocation beyond its slot in a tree node;
+//! - up to three offsets (or five, none above 2047, packed in 11 bits each) are **embedded** in
+//!   the value itself: a block with few ids costs no allocation beyond its slot in a tree node;
 //! - more offsets live in a **bitmap** sized to the block's highest offset (291 tuples of an 8 KiB
 //!   page take 5 words); the value holds a 32-bit handle to it in the bitmap storage.
 //!
@@ -24,7 +24,9 @@
 //! the leaf through the tree's copying insert.
 //!
 //! # Operations
-//! [`TidStore::set_block_offsets`] (replace a block's offsets: vacuum's pattern),
+//! [`TidStore::set_block_offsets`] (replace a block's offsets: vacuum's pattern; ascending blocks
+//! take the append path, built into the tree at once by [`TidStore::flush_appends`]: see
+//! `append.rs` and `docs/tidstore.md`),
 //! [`TidStore::insert`], [`TidStore::remove`], [`TidStore::remove_block`],
 //! [`TidStore::contains`], [`TidStore::len`], [`TidStore::iter`] (blocks in order),
 //! [`TidStore::ids`] (ids in order), [`TidStore::memory_usage`], [`TidStore::verify`], and

@@ -1,4 +1,4 @@
-//! Bitmap storage: where the bitmaps of blocks with more than three offsets live, addressed by
+//! Bitmap storage: where the bitmaps of blocks whose offsets do not fit the child word live, addressed by
 //! the 32-bit handle index that the block's inline value holds (see `value.rs`).
 //!
 //! Two kinds, chosen when the store is created:

@@ -1,19 +1,21 @@
 //! `TidStore`: the set of (block, offset) ids, its options and its mutations.
 //!
-//! Each block is one key of the block tree; its value is either up to three embedded offsets or a
+//! Each block is one key of the block tree; its value is either up to five embedded offsets or a
 //! handle to a bitmap in the bitmap storage (`value.rs`, `storage.rs`). Transitions between the
 //! forms, all made here:
 //!
 //! | from                | operation                      | to                              |
 //! | ------------------- | ------------------------------ | ------------------------------- |
-//! | absent              | `insert`, `set_block_offsets`  | embedded (1..=3) or bitmap (4+) |
-//! | embedded (3)        | `insert` of a 4th              | bitmap (`embedded_to_bitmap`)   |
-//! | bitmap (4)          | `remove` of one                | embedded (`shrink_bitmap`)      |
-//! | bitmap              | `set_block_offsets` of 1..=3   | embedded (bitmap freed)         |
+//! | absent              | `insert`, `set_block_offsets`  | embedded (if it fits) or bitmap |
+//! | embedded            | `insert` that no longer fits   | bitmap (`embedded_to_bitmap`)   |
+//! | bitmap              | `remove` down to a fitting set | embedded (`shrink_bitmap`)      |
+//! | bitmap              | `set_block_offsets`, fitting   | embedded (bitmap freed)         |
 //! | any                 | `remove_block`, last `remove`, | absent                          |
 //! |                     | `set_block_offsets(&[])`       |                                 |
 //!
-//! Invariants: the representation is canonical (at most three offsets embedded, more as a bitmap
+//! "Fits" is `value::fits_embedded`: 1 to 3 offsets, or 4 to 5 offsets none above 2047.
+//!
+//! Invariants: the representation is canonical (a fitting set embedded, any other as a bitmap
 //! sized to the highest offset); every offset lies in `1..=max_offset`; `len` is the number of
 //! ids. `verify` checks them all. In insert-only mode nothing is removed or replaced, so the
 //! arena never has to free.
@@ -22,7 +24,9 @@ use crate::append::Appended;
 use crate::bitmap;
 use crate::storage::Storage;
 use crate::tree::BlockTree;
-use crate::value::{embedded_len, Encoded, Handle, Value, EMBEDDED_OFFSETS_MAX};
+use crate::value::{
+    embedded_contains, embedded_len, fits_embedded, Encoded, Handle, Value, EMBEDDED_OFFSETS_MAX,
+};
 use crate::Error;
 
 /// The default largest offset: 2047, enough for any heap page of PostgreSQL's page sizes.
@@ -156,7 +160,7 @@ impl TidStore {
         self.check_offset(block, offset)?;
         match self.value_of(block)? {
             None => Ok(false),
-            Some(Value::Embedded(offsets)) => Ok(offsets.contains(&offset)),
+            Some(Value::Embedded(offsets)) => Ok(embedded_contains(&offsets, offset)),
             Some(Value::Bitmap(handle)) => {
                 Ok(bitmap::contains(self.bitmap(block, handle)?, offset))
             }
@@ -224,7 +228,7 @@ impl TidStore {
         match (old, offsets.len()) {
             (None, 0) => {}
             (Some(old), 0) => self.remove_value(block, old)?,
-            (old, 1..=EMBEDDED_OFFSETS_MAX) => {
+            (old, _) if fits_embedded(offsets) => {
                 self.write_value(block, &Value::embedded(offsets))?;
                 if let Some(Value::Bitmap(handle)) = old {
                     self.storage.free(handle);
@@ -306,7 +310,7 @@ impl TidStore {
     /// The value of a block that gets `offsets` (1 or more, checked): embedded, or a fresh
     /// bitmap.
     pub(crate) fn new_value(&mut self, block: u32, offsets: &[u16]) -> Result<Value, Error> {
-        if offsets.len() <= EMBEDDED_OFFSETS_MAX {
+        if fits_embedded(offsets) {
             return Ok(Value::embedded(offsets));
         }
         let highest = offsets.last().copied().unwrap_or(0);
@@ -385,7 +389,7 @@ impl TidStore {
         merged[count] = offset;
         let merged = &mut merged[..=count];
         merged.sort_unstable();
-        if merged.len() <= EMBEDDED_OFFSETS_MAX {
+        if fits_embedded(merged) {
             self.write_value(block, &Value::embedded(merged))?;
         } else {
             self.embedded_to_bitmap(block, merged)?;
@@ -417,7 +421,7 @@ impl TidStore {
         Ok(bitmap::set(self.bitmap_mut(block, handle)?, offset))
     }
 
-    /// Writes `offsets` (more than three) as the block's bitmap, reusing the old one in place
+    /// Writes `offsets` (too many for the child word) as the block's bitmap, reusing the old one in place
     /// when it already has the right size.
     fn set_bitmap(&mut self, block: u32, old: Option<Value>, offsets: &[u16]) -> Result<(), Error> {
         let words = bitmap::words_for(offsets.last().copied().unwrap_or(0));
@@ -479,11 +483,12 @@ impl TidStore {
     }
 
     /// Restores the canonical form after a bitmap lost an offset: back into the child word at
-    /// three offsets, otherwise sized down to its (possibly lower) highest offset.
+    /// a fitting set, otherwise sized down to its (possibly lower) highest offset.
     fn shrink_bitmap(&mut self, block: u32, handle: Handle) -> Result<(), Error> {
         let words = self.bitmap(block, handle)?;
-        if bitmap::count(words) <= EMBEDDED_OFFSETS_MAX {
-            let lowest = bitmap::lowest::<EMBEDDED_OFFSETS_MAX>(words);
+        let lowest = bitmap::lowest::<EMBEDDED_OFFSETS_MAX>(words);
+        let count = embedded_len(&lowest);
+        if bitmap::count(words) == count && fits_embedded(&lowest[..count]) {
             self.tree.set(block, &Value::Embedded(lowest).encode())?;
             self.storage.free(handle);
             return Ok(());
@@ -614,7 +619,7 @@ mod tests {
         assert!(store.remove(u32::MAX, u16::MAX).unwrap());
         assert!(
             store.block_offsets(u32::MAX).unwrap().is_embedded(),
-            "back to three offsets"
+            "back to a fitting set"
         );
         store.verify().unwrap();
     }

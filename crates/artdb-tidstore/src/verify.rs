@@ -2,9 +2,9 @@
 //! on, returning typed violations instead of panicking.
 //!
 //! Checked: blocks come in strictly ascending order; each value decodes; embedded values hold 1
-//! to 3 offsets in `1..=max_offset`; a bitmap handle names a bitmap whose word count is exactly
-//! `words_for(highest offset)`, with bit 0 clear, no bit above `max_offset` and more than three
-//! offsets set; no two blocks share a bitmap; the appended blocks (`append.rs`) come after the
+//! to 5 offsets in `1..=max_offset`; a bitmap handle names a bitmap whose word count is exactly
+//! `words_for(highest offset)`, with bit 0 clear, no bit above `max_offset` and offsets that do
+//! not fit the child word (`value::fits_embedded`); no two blocks share a bitmap; the appended blocks (`append.rs`) come after the
 //! tree's, and the high-water mark is at least the last block; the ids add up to `len()`; in heap mode the slab
 //! holds exactly as many live bitmaps as blocks refer to.
 
@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 use crate::bitmap;
-use crate::value::{embedded_len, Handle, Value, EMBEDDED_OFFSETS_MAX};
+use crate::value::{embedded_len, fits_embedded, Handle, Value, EMBEDDED_OFFSETS_MAX};
 use crate::TidStore;
 
 /// One broken invariant found by [`TidStore::verify`].
@@ -133,9 +133,10 @@ impl TidStore {
             return 0;
         };
         let count = bitmap::count(words);
-        if count <= EMBEDDED_OFFSETS_MAX {
+        let lowest = bitmap::lowest::<EMBEDDED_OFFSETS_MAX>(words);
+        if count <= EMBEDDED_OFFSETS_MAX && fits_embedded(&lowest[..count]) {
             report(format!(
-                "a bitmap holds only {count} offsets; it must be embedded"
+                "a bitmap holds only {count} offsets {lowest:?}; they must be embedded"
             ));
         }
         if words.first().is_some_and(|word| word & 1 == 1) {

@@ -3,7 +3,8 @@
 //! lookup cursor (in order and out of order) and `verify`.
 //!
 //! Blocks are drawn from a small set (plus the extremes 0 and u32::MAX) so operations collide, and
-//! offsets cluster around the forms' boundaries: three offsets (embedded vs bitmap) and word
+//! offsets cluster around the forms' boundaries: three offsets (the `u16` form), five offsets
+//! and offset 2047/2048 (the packed form's limits, beyond which a bitmap is needed) and word
 //! edges (63/64, 127/128). A run of inserts moves a block from embedded to bitmap form, removes
 //! and `set_block_offsets` with few offsets move it back; the test counts the transitions it saw
 //! and requires both directions to have happened.
@@ -57,7 +58,7 @@ impl Driver {
         resolved
     }
 }
-const MAX_OFFSET: u16 = 300;
+const MAX_OFFSET: u16 = 2100;
 
 static TO_BITMAP: AtomicU64 = AtomicU64::new(0);
 static TO_EMBEDDED: AtomicU64 = AtomicU64::new(0);
@@ -95,7 +96,7 @@ fn block() -> impl Strategy<Value = u32> {
 fn offset() -> impl Strategy<Value = u16> {
     prop_oneof![
         6 => 1..=6u16,
-        3 => prop::sample::select(vec![62u16, 63, 64, 65, 127, 128, 129, 291, MAX_OFFSET]),
+        3 => prop::sample::select(vec![62u16, 63, 64, 65, 127, 128, 129, 291, 2047, 2048, MAX_OFFSET]),
         3 => 1..=MAX_OFFSET,
         1 => prop::sample::select(vec![0u16, MAX_OFFSET + 1, u16::MAX]),
     ]
@@ -254,10 +255,14 @@ fn check_whole(store: &TidStore, model: &BTreeSet<(u32, u16)>) {
     let mut blocks = Vec::new();
     for item in store.iter() {
         let (block, offsets) = item.unwrap();
+        // The canonical form, restated here as the reference: up to three offsets, or four or
+        // five none above 2047, live in the child word.
+        let list = offsets.to_vec();
+        let fits = list.len() <= 3 || (list.len() <= 5 && list.iter().all(|&o| o <= 2047));
         assert_eq!(
             offsets.is_embedded(),
-            offsets.len() <= 3,
-            "form of block {block}"
+            fits,
+            "form of block {block}: {list:?}"
         );
         blocks.push((block, offsets.to_vec()));
     }
@@ -324,14 +329,19 @@ fn both_transitions_are_exercised() {
     for o in (1..=70u16).rev() {
         ops.push(Op::Remove(5, o));
     }
-    ops.push(Op::SetBlock(6, vec![1, 2, 3, 200]));
+    ops.push(Op::SetBlock(6, vec![1, 2, 3, 4, 5, 200]));
     ops.push(Op::SetBlock(6, vec![9]));
+    // Four offsets, one above the packed form's 2047: a bitmap until it is removed.
+    ops.push(Op::SetBlock(7, vec![1, 2, 3, 2048]));
+    ops.push(Op::Remove(7, 2048));
+    ops.push(Op::Insert(7, 2047));
+    ops.push(Op::Insert(7, 2100));
     ops.push(Op::Cursor(vec![(5, 1), (6, 9), (7, 1)], true));
     TO_BITMAP.store(0, Ordering::Relaxed);
     TO_EMBEDDED.store(0, Ordering::Relaxed);
     run(options(false), &ops);
     assert!(TO_BITMAP.load(Ordering::Relaxed) >= 1);
-    assert!(TO_EMBEDDED.load(Ordering::Relaxed) >= 2);
+    assert!(TO_EMBEDDED.load(Ordering::Relaxed) >= 3);
 }
 
 /// The vacuum pattern and its deviations, deterministically: ascending blocks (set and insert),
