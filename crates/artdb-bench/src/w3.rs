@@ -6,7 +6,8 @@
 //! sorted to a file before any timing; every build reads that file through a memory map.
 //! Latitudes rise strictly with the index, so the generated order is the key order.
 //!
-//! Ops per structure: `build_nondurable`, `build_durable` (fsync file and directory), `point_cold`
+//! Ops per structure: `build_nondurable`, `build_durable` (fsync file and directory; both
+//! medians of `--reps` rounds), `point_cold`
 //! (2,026,127 evenly spaced keys, shuffled, after the files were synced and evicted with
 //! `posix_fadvise(DONTNEED)` with every map closed; residency is checked with `mincore` and
 //! printed), `point_warm` (median of `--reps` further passes), `scan100` (lower bound then 100
@@ -53,7 +54,7 @@ pub struct Args {
     /// Directory for the input and the tables (deleted afterwards).
     #[arg(long, default_value = "target/w3-data")]
     dir: PathBuf,
-    /// Repetitions of the warm passes (the median is reported).
+    /// Rounds of the builds and repetitions of the warm passes (medians are reported).
     #[arg(long, default_value_t = 3)]
     reps: usize,
     /// Structures to run, comma-separated (bitable, fst, lmdb, array).
@@ -779,14 +780,15 @@ fn warm_phase(
 
 /// Times the builds; returns the directory of the non-durable build, kept for the reads.
 ///
-/// Order, and why: this VM backs guest memory lazily, so the first write into page-cache memory
-/// that the guest had not used recently runs several times slower than a write into memory just
-/// freed (measured: 1.3 GB of 1 MiB `write` calls, 5.6 s the first time, 0.47 s right after
-/// deleting that file). So every timed write below reuses the memory of a file of about the same
-/// size deleted just before it: an untimed write of the input's size first (deleted), then the
-/// durable build (deleted), then the floor (`S::FLOOR`: as many bytes as the durable build's
-/// files, deleted), then the non-durable build (kept). Before each timed write the previous
-/// one's dirty pages are already written back (the deleted ones were synced or are gone).
+/// `--reps` rounds, interleaved; the medians are recorded. Order within a round, and why: this
+/// VM backs guest memory lazily, so the first write into page-cache memory that the guest had
+/// not used recently runs several times slower than a write into memory just freed (measured:
+/// 1.3 GB of 1 MiB `write` calls, 5.6 s the first time, 0.47 s right after deleting that file).
+/// So every timed write reuses the memory of a file of about the same size deleted just before
+/// it: an untimed write of the input's size first (deleted), then per round the durable build
+/// (deleted), the floor (`S::FLOOR`: as many bytes as the durable build's files, deleted) and
+/// the non-durable build (kept; the next round deletes it first). Single runs still vary by up to
+/// 2x with the other tenants' I/O, hence the rounds.
 fn build_phase<S: Structure>(
     plan: &Plan,
     base: &Path,
@@ -794,60 +796,64 @@ fn build_phase<S: Structure>(
 ) -> Result<PathBuf, BoxError> {
     let input = plan.input.as_deref().unwrap_or(&[]);
     write_floor(plan, base, input.len() as u64)?;
-    let kept = fresh_dir(&base.join("build_nondurable"))?;
-    if S::DURABLE_IS_SYNC {
-        let start = Instant::now();
-        S::build(input, &kept, false)?;
-        let written = start.elapsed().as_secs_f64();
-        for file in S::files(&kept) {
-            File::open(&file)?.sync_all()?;
+    let kept = base.join("build_nondurable");
+    let mut times: Vec<(&'static str, &'static str, Vec<f64>)> = Vec::new();
+    let mut record = |structure: &'static str, op: &'static str, seconds: f64| {
+        eprintln!("  {structure:8} {op:17} {seconds:8.3} s");
+        match times
+            .iter_mut()
+            .find(|(s, o, _)| *s == structure && *o == op)
+        {
+            Some((_, _, values)) => values.push(seconds),
+            None => times.push((structure, op, vec![seconds])),
         }
-        sync_directory(&kept)?;
-        let synced = start.elapsed().as_secs_f64();
-        eprintln!(
-            "  {:8} build_nondurable {written:8.3} s, build_durable (same build + fsync) \
-             {synced:8.3} s",
-            S::NAME
-        );
-        recorder.push("build_nondurable", "seconds", written);
-        recorder.push("build_durable", "seconds", synced);
-        return Ok(kept);
+    };
+    for _ in 0..plan.reps {
+        fresh_dir(&kept)?;
+        if S::DURABLE_IS_SYNC {
+            let start = Instant::now();
+            S::build(input, &kept, false)?;
+            let written = start.elapsed().as_secs_f64();
+            for file in S::files(&kept) {
+                File::open(&file)?.sync_all()?;
+            }
+            sync_directory(&kept)?;
+            record(S::NAME, "build_nondurable", written);
+            record(S::NAME, "build_durable", start.elapsed().as_secs_f64());
+            continue;
+        }
+        let mut floor_len = 0;
+        for (op, durable) in [("build_durable", true), ("build_nondurable", false)] {
+            if !durable && S::FLOOR {
+                let (written, synced) = write_floor(plan, base, floor_len)?;
+                record("floor", "build_nondurable", written);
+                record("floor", "build_durable", synced);
+            }
+            let dir = if durable {
+                fresh_dir(&base.join(op))?
+            } else {
+                kept.clone()
+            };
+            let start = Instant::now();
+            S::build(input, &dir, durable)?;
+            record(S::NAME, op, start.elapsed().as_secs_f64());
+            if durable {
+                floor_len = S::files(&dir).iter().map(|path| file_len(path)).sum();
+                fs::remove_dir_all(&dir)?;
+            }
+        }
     }
-    let mut floor_len = 0;
-    for (op, durable) in [("build_durable", true), ("build_nondurable", false)] {
-        if !durable && S::FLOOR {
-            let (written, synced) = write_floor(plan, base, floor_len)?;
-            eprintln!(
-                "  floor    write {floor_len} bytes {written:8.3} s, write + fsync {synced:8.3} s \
-                 (the disk's floor for {}'s build)",
-                S::NAME
-            );
-            recorder.rows.push(Row {
-                structure: "floor",
-                op: "build_nondurable",
-                unit: "seconds",
-                value: written,
-            });
-            recorder.rows.push(Row {
-                structure: "floor",
-                op: "build_durable",
-                unit: "seconds",
-                value: synced,
-            });
-        }
-        let dir = if durable {
-            fresh_dir(&base.join(op))?
+    for (structure, op, values) in times {
+        let value = median(values);
+        if structure == S::NAME {
+            recorder.push(op, "seconds", value);
         } else {
-            kept.clone()
-        };
-        let start = Instant::now();
-        S::build(input, &dir, durable)?;
-        let seconds = start.elapsed().as_secs_f64();
-        eprintln!("  {:8} {op:17} {seconds:8.3} s", S::NAME);
-        recorder.push(op, "seconds", seconds);
-        if durable {
-            floor_len = S::files(&dir).iter().map(|path| file_len(path)).sum();
-            fs::remove_dir_all(&dir)?;
+            recorder.rows.push(Row {
+                structure,
+                op,
+                unit: "seconds",
+                value,
+            });
         }
     }
     Ok(kept)

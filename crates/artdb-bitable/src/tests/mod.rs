@@ -149,3 +149,45 @@ fn sampled_page_search_matches_a_linear_scan_on_every_page_and_level() {
         }
     }
 }
+
+#[test]
+fn builds_larger_than_the_write_buffer_go_through_the_background_writer_intact() {
+    // 200,000 pairs of 32 bytes: about 1,600 leaf pages, six full 1 MiB buffers handed to the
+    // writer thread (so buffers are reused), then a partial one written after it stopped.
+    let pairs: Vec<_> = (0u64..200_000)
+        .map(|i| ((i * 3).to_be_bytes().repeat(3), i.to_le_bytes().to_vec()))
+        .collect();
+    let (_dir, table) = build(&pairs, Options::default());
+    assert!(table.leaf_pages() > 6 * 256, "more than six full buffers");
+    table.verify().expect("verify");
+    let all: Vec<_> = table.iter().map(|pair| pair.expect("iter")).collect();
+    assert_eq!(all.len(), pairs.len());
+    for ((key, value), (read_key, read_value)) in pairs.iter().zip(all) {
+        assert_eq!((&key[..], &value[..]), (read_key, read_value));
+    }
+    for (key, value) in pairs.iter().step_by(97) {
+        assert_eq!(table.get(key).expect("get"), Some(&value[..]));
+        let missing = (u64::from_be_bytes(key[..8].try_into().expect("8 bytes")) + 1)
+            .to_be_bytes()
+            .repeat(3);
+        assert_eq!(table.get(&missing).expect("get"), None);
+    }
+}
+
+#[test]
+fn a_dropped_builder_with_queued_buffers_leaves_no_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.bt");
+    let mut builder = Builder::create(&path).expect("builder");
+    for i in 0u64..100_000 {
+        builder
+            .append(&i.to_be_bytes().repeat(3), &[1; 8])
+            .expect("append");
+    }
+    drop(builder);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("read dir")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
