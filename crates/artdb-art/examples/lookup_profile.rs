@@ -4,7 +4,9 @@
 //! with `--cache-sim=yes`, its simulated cache misses).
 //!
 //! Usage: `cargo run --release -p artdb-art --example lookup_profile -- N MODE KEYS VALUE_LEN`
-//! with MODE one of `get`, `get_many`, `missing`, `fill`, KEYS `random` or `dense`, and an
+//! with MODE one of `get`, `get_many`, `missing`, `fill`, KEYS `random`, `dense` or `narrow`
+//! (random u64s with the top 2 bits clear: ~610 keys under each 2-byte prefix at 10M, the
+//! shape of W1's composite keys under one column value), and an
 //! optional fifth argument LOOKUPS (default N): how many of the keys the measured phase looks
 //! up, so that a large tree (10M keys: packs of ~150 entries, as in W1) can be profiled with a
 //! short measured phase.
@@ -60,6 +62,9 @@ fn main() {
         .unwrap_or(1_000_000);
     let mode = args.get(2).map_or("get", String::as_str).to_string();
     let dense = args.get(3).is_some_and(|s| s == "dense");
+    // `narrow`: random u64s with the top 2 bits clear, so 10M keys put ~610 under each of the
+    // 16,384 two-byte prefixes (the shape of W1's composite keys under a column value).
+    let narrow = args.get(3).is_some_and(|s| s == "narrow");
     let value_len: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(8);
     let lookups: usize = args
         .get(5)
@@ -68,6 +73,8 @@ fn main() {
     let key = |i: u64| {
         if dense {
             i.to_be_bytes()
+        } else if narrow {
+            (splitmix(i) >> 2).to_be_bytes()
         } else {
             splitmix(i).to_be_bytes()
         }

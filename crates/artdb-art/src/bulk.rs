@@ -81,7 +81,15 @@ struct OpenNode {
 impl OpenNode {
     /// Whether the subtree may still become one leaf pack (and so keeps its pairs buffered).
     fn packable(&self) -> bool {
-        self.keys <= PACK_ENTRIES_MAX && matches!(self.widths, Widths::Uniform(..))
+        match self.widths {
+            // The pack's key width is at most `key_len - end` (its prefix may be longer), so its
+            // capacity is at least the one of that stride.
+            Widths::Uniform(key_len, value_len) => {
+                self.keys
+                    <= node::pack_capacity_max(key_len.saturating_sub(self.end + 1) + value_len)
+            }
+            _ => false,
+        }
     }
 }
 

@@ -7,8 +7,8 @@
 //! packs), after which the ordinary inner-node insert continues.
 
 use crate::cursor::common_prefix_len;
+use crate::node::fits_pack;
 use crate::node::{self, alloc_pack, build_inner, kind_for, EntryList, PackMut, PackRef, Shape};
-use crate::node::{fits_pack, PACK_ENTRIES_MAX};
 use crate::tree::{value_word, Writer};
 use crate::word::{self, Word};
 
@@ -60,7 +60,7 @@ impl Writer {
                 }
                 PackInsert::Replaced(old)
             }
-            Err(at) if fits && same_value_width && pack.count() < PACK_ENTRIES_MAX => {
+            Err(at) if fits && same_value_width && pack.count() < pack.capacity_max() => {
                 self.pack_insert_at(slot, pack, at, suffix, value);
                 PackInsert::Inserted
             }
@@ -173,7 +173,9 @@ impl Writer {
     ) -> Vec<u8> {
         let bits = word::load(slot);
         let old = pack.entry(index).2.to_vec();
-        if pack.count() > 2 {
+        // In place only while the spare count (one more after this removal) fits its byte; a
+        // pack emptied further is rebuilt with count / 8 spare slots.
+        if pack.count() > 2 && pack.spare() < u8::MAX as usize {
             if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                 writable.remove(index);
                 *slot = word::with_pack_full(bits, false).to_le_bytes();

@@ -12,20 +12,21 @@
 //! | heap leaf:       pointer bits 63..3                                      | 001 |
 //! | persisted node:  file offset bits 63..3 (images are 8-byte aligned)      | 010 |
 //! | inline value:    value bytes 0..7 in bits 8..63 (byte i at 8+8i) | 00 | len | 011 |
-//! | heap pack with a layout hint: hint bits 63..48, pointer bits 47..3       | 101 |
+//! | heap pack with a layout hint: hint bits 63..47, pointer bits 46..3       | 101 |
 //! +---------------------------------------------------------------+----+-----+-----+
 //!  word == 0: empty (no child).  Tags 100, 110, 111 are invalid (reserved).
 //! ```
 //!
 //! The pack hint (tag 101) lets a lookup prefetch the record it will compare together with the
 //! pack's header, from the word alone, instead of after the header arrives (a second dependent
-//! cache miss): bits 48..56 hold the pack's capacity (1..=256), bits 57..62 its record stride,
+//! cache miss): bits 47..56 hold the pack's capacity (1..=1023), bits 57..62 its record stride,
 //! bit 63 whether it is full (count = capacity: bulk-built packs, full packs of dense keys;
 //! other packs are created with count / 8 spare slots and the writer updates the bit when it
 //! fills or empties one in place). Only packs without a prefix are hinted (the key's first
 //! suffix byte is then at the word's depth). It is only a hint: the lookup still reads
 //! everything from the image, and a stale hint only costs useless prefetches. A pack whose
-//! address uses bits 48..63 (no x86-64 or AArch64 heap today, without pointer tagging), or with
+//! address uses bits 47..63 (no x86-64 or AArch64 user-space heap with 4-level page tables;
+//! Linux maps above 2^47 only when asked to, with 5-level ones), or with
 //! a prefix or a wider stride,
 //! gets a plain heap leaf word (tag 001).
 //!
@@ -51,12 +52,18 @@ pub(crate) const TAG_HEAP_LEAF: u64 = 0b001;
 pub(crate) const TAG_PERSISTED: u64 = 0b010;
 /// Tag of an inline value.
 pub(crate) const TAG_INLINE: u64 = 0b011;
-/// Tag of a heap pack whose word carries a layout hint in bits 48..63.
+/// Tag of a heap pack whose word carries a layout hint in bits 47..63.
 pub(crate) const TAG_HEAP_PACK_HINTED: u64 = 0b101;
 /// Bits of a hinted pack word that hold the address.
 const HINTED_ADDRESS_MASK: u64 = ((1 << PACK_HINT_SHIFT) - 1) & !TAG_MASK;
 /// First bit of a pack hint.
-const PACK_HINT_SHIFT: u32 = 48;
+const PACK_HINT_SHIFT: u32 = 47;
+/// Largest pack capacity a hint can describe (10 bits).
+const PACK_HINT_CAPACITY_MAX: usize = 0x3FF;
+/// Position of the stride within the hint (after the capacity).
+const PACK_HINT_STRIDE_AT: u32 = 10;
+/// Position of the full bit within the hint.
+const PACK_HINT_FULL_AT: u32 = 16;
 /// Widest record stride a hint can describe.
 const PACK_HINT_STRIDE_MAX: usize = 63;
 /// Shift of the inline value length within the low byte.
@@ -161,10 +168,10 @@ pub(crate) fn heap_leaf_address(bits: u64) -> usize {
 }
 
 /// The word of a heap pack at `address` described by `hint`: hinted (tag 101) when the hint
-/// can describe it and the address leaves bits 48..63 free, a plain heap leaf word otherwise.
+/// can describe it and the address leaves bits 47..63 free, a plain heap leaf word otherwise.
 #[inline]
 pub(crate) fn heap_pack(address: usize, hint: PackHint) -> u64 {
-    let describable = (1..=256).contains(&hint.capacity)
+    let describable = (1..=PACK_HINT_CAPACITY_MAX).contains(&hint.capacity)
         && hint.stride <= PACK_HINT_STRIDE_MAX
         && hint.prefix_len == 0;
     if !describable || (address as u64) >> PACK_HINT_SHIFT != 0 {
@@ -174,14 +181,16 @@ pub(crate) fn heap_pack(address: usize, hint: PackHint) -> u64 {
         address != 0 && address % 8 == 0,
         "heap packs are 8-byte aligned"
     );
-    let bits = hint.capacity as u64 | (hint.stride as u64) << 9 | u64::from(hint.full) << 15;
+    let bits = hint.capacity as u64
+        | (hint.stride as u64) << PACK_HINT_STRIDE_AT
+        | u64::from(hint.full) << PACK_HINT_FULL_AT;
     address as u64 | TAG_HEAP_PACK_HINTED | bits << PACK_HINT_SHIFT
 }
 
 /// A pack's layout, as far as a hint describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PackHint {
-    /// Entry slots (1..=256).
+    /// Entry slots (1..=1023).
     pub capacity: usize,
     /// Bytes per record (suffix bytes after the first, then the value).
     pub stride: usize,
@@ -199,9 +208,9 @@ pub(crate) struct PackHint {
 #[inline(always)]
 pub(crate) fn pack_guess(bits: u64, first: u8) -> (usize, usize) {
     let hint = bits >> PACK_HINT_SHIFT;
-    let capacity = (hint & 0x1FF) as usize;
-    let stride = ((hint >> 9) & 0x3F) as usize;
-    let not_full = ((hint >> 15) as usize ^ 1).wrapping_neg();
+    let capacity = (hint & PACK_HINT_CAPACITY_MAX as u64) as usize;
+    let stride = ((hint >> PACK_HINT_STRIDE_AT) & PACK_HINT_STRIDE_MAX as u64) as usize;
+    let not_full = ((hint >> PACK_HINT_FULL_AT) as usize ^ 1).wrapping_neg();
     let count = capacity - ((capacity >> 4) & not_full);
     let index = (usize::from(first) * count) >> 8;
     (index, PACK_HINT_FENCE_AT + capacity + index * stride)
@@ -216,7 +225,7 @@ pub(crate) fn with_pack_full(bits: u64, full: bool) -> u64 {
     if bits & TAG_MASK != TAG_HEAP_PACK_HINTED {
         return bits;
     }
-    let bit = 1u64 << (PACK_HINT_SHIFT + 15);
+    let bit = 1u64 << (PACK_HINT_SHIFT + PACK_HINT_FULL_AT);
     if full {
         bits | bit
     } else {
@@ -232,10 +241,10 @@ pub(crate) fn pack_hint(bits: u64) -> Option<PackHint> {
     }
     let hint = bits >> PACK_HINT_SHIFT;
     Some(PackHint {
-        capacity: (hint & 0x1FF) as usize,
-        stride: ((hint >> 9) & 0x3F) as usize,
+        capacity: (hint & PACK_HINT_CAPACITY_MAX as u64) as usize,
+        stride: ((hint >> PACK_HINT_STRIDE_AT) & PACK_HINT_STRIDE_MAX as u64) as usize,
         prefix_len: 0,
-        full: hint >> 15 != 0,
+        full: hint >> PACK_HINT_FULL_AT != 0,
     })
 }
 
@@ -354,6 +363,8 @@ mod tests {
             hint(256, 39, 0, true),
             hint(150, 13, 0, false),
             hint(256, 63, 0, true),
+            hint(700, 15, 0, false),
+            hint(1023, 63, 0, true),
         ] {
             let bits = heap_pack(8, expected);
             assert_eq!(pack_hint(bits), Some(expected));
@@ -372,10 +383,10 @@ mod tests {
         assert_eq!(heap_pack(4096, hint(170, 13, 1, false)), heap_leaf(4096));
         assert_eq!(heap_pack(4096, hint(170, 64, 0, false)), heap_leaf(4096));
         assert_eq!(heap_pack(4096, hint(0, 13, 0, false)), heap_leaf(4096));
-        assert_eq!(heap_pack(4096, hint(257, 13, 0, false)), heap_leaf(4096));
+        assert_eq!(heap_pack(4096, hint(1024, 13, 0, false)), heap_leaf(4096));
         assert_eq!(
-            heap_pack(1 << 48, hint(170, 13, 0, false)),
-            heap_leaf(1 << 48)
+            heap_pack(1 << 47, hint(170, 13, 0, false)),
+            heap_leaf(1 << 47)
         );
         assert_eq!(with_pack_full(heap_leaf(4096), true), heap_leaf(4096));
         assert_eq!(pack_hint(heap_leaf(4096)), None);

@@ -204,25 +204,52 @@ fn inner_node_with_prefix_and_value_slot() {
     });
 }
 
-/// Leaf packs: two keys of equal width start one, it grows to PACK_ENTRIES_MAX entries, the
-/// next key bursts it into an inner node; removals shrink packs down to a single value word.
+/// Leaf packs: two keys of equal width start one, it grows to its capacity (PACK_ENTRIES_MAX
+/// entries for short records, fewer for wide ones: `pack_capacity_max`), the next key bursts it
+/// into an inner node; removals shrink packs down to a single value word.
 #[test]
 fn leaf_pack_capacity_and_burst() {
+    leaf_pack_fills_to_capacity(0, 8);
+    assert_eq!(
+        artdb_art::pack_capacity_max(2 + 8),
+        artdb_art::PACK_ENTRIES_MAX
+    );
+}
+
+/// The same with long keys, whose packs are bounded by bytes (`PACK_AREA_LEN_MAX`): 40-byte
+/// suffixes with 16-byte values, and the widest suffixes and values.
+#[test]
+fn wide_leaf_pack_capacity_and_burst() {
+    leaf_pack_fills_to_capacity(37, 16);
+    leaf_pack_fills_to_capacity(
+        artdb_art::PACK_KEY_WIDTH_MAX - 3,
+        artdb_art::PACK_VALUE_WIDTH_MAX,
+    );
+    assert!(artdb_art::pack_capacity_max(39 + 16) < artdb_art::PACK_ENTRIES_MAX);
+}
+
+/// Keys `k` ++ 3 distinct bytes ++ `filler` bytes (all one width), values of `value_len`:
+/// one pack up to its capacity, a burst at one more, with checkpoint + reopen midway.
+fn leaf_pack_fills_to_capacity(filler: usize, value_len: usize) {
     let mut store = MemoryNodeStore::new();
     let mut tree = Tree::new();
     let mut model = BTreeMap::new();
     let key = |i: usize| {
-        vec![
+        let mut key = vec![
             b'k',
             (i * 7 % 256) as u8,
             (i / 256) as u8,
             (i * 13 % 251) as u8,
-        ]
+        ];
+        key.extend((0..filler).map(|j| (i + j) as u8));
+        key
     };
-    let max = artdb_art::PACK_ENTRIES_MAX;
+    let value = |i: usize| vec![(i % 251) as u8; value_len];
+    let max = artdb_art::pack_capacity_max(2 + filler + value_len);
+    let reopen_every = (max / 3).max(1);
     for i in 0..=max {
-        tree.insert(&key(i), b"v8bytes!").unwrap();
-        model.insert(key(i), b"v8bytes!".to_vec());
+        tree.insert(&key(i), &value(i)).unwrap();
+        model.insert(key(i), value(i));
         let stats = tree.stats();
         match i + 1 {
             1 => assert_eq!((stats.packs, stats.leaves), (0, 1)),
@@ -240,8 +267,11 @@ fn leaf_pack_capacity_and_burst() {
                 i + 1
             ),
         }
-        if i % 97 == 96 {
+        if i % reopen_every == reopen_every - 1 || i + 1 == max {
             tree = reopen(tree, &mut store);
+            for j in (0..=i).step_by(7) {
+                assert_eq!(tree.get(&key(j)).unwrap(), Some(&value(j)[..]));
+            }
         }
     }
     tree.verify().unwrap();
@@ -249,9 +279,16 @@ fn leaf_pack_capacity_and_burst() {
         assert_eq!(tree.remove(&key(i)).unwrap(), model.remove(&key(i)));
         if i % 29 == 0 {
             tree.verify().unwrap();
+            let all: Vec<Vec<u8>> = tree.iter().map(|r| r.unwrap().0).collect();
+            assert!(all.iter().eq(model.keys()));
         }
     }
     assert!(tree.is_empty());
+}
+
+#[test]
+fn leaf_pack_width_change_bursts() {
+    let mut tree = Tree::new();
     // Width changes burst a pack at once.
     tree.insert(b"ab", b"1").unwrap();
     tree.insert(b"ac", b"2").unwrap();

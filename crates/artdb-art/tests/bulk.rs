@@ -45,7 +45,8 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24 * scale(), ..ProptestConfig::default() })]
 
-    /// Keys of one width and values of one width: bulk-built subtrees of at most 256 keys become
+    /// Keys of one width and values of one width: bulk-built subtrees that fit a pack's capacity
+    /// (`pack_capacity_max` of their record width: 1024 short records, fewer long ones) become
     /// leaf packs (regression: bulk_build made none, so bulk-loaded trees lost the packs' memory
     /// and scan advantage). Dense runs (more than 256 keys under a prefix) and random ones.
     #[test]
@@ -54,7 +55,10 @@ proptest! {
             prop_oneof![0u32..3000, any::<u32>(), (0u32..40).prop_map(|i| i << 20)],
             0..1500,
         ),
-        value_len in prop_oneof![Just(0usize), Just(3), Just(8), Just(16), Just(17)],
+        value_len in prop_oneof![
+            Just(0usize), Just(3), Just(8), Just(16), Just(17), Just(128),
+            Just(artdb_art::PACK_VALUE_WIDTH_MAX), Just(artdb_art::PACK_VALUE_WIDTH_MAX + 1),
+        ],
     ) {
         let pairs: BTreeMap<Vec<u8>, Vec<u8>> = keys
             .iter()

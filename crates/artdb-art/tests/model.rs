@@ -399,6 +399,55 @@ proptest! {
         run(case.0, ops);
     }
 
+    /// Long keys and long values in leaf packs (issue 13): composite keys of 16..=72 bytes (a
+    /// few index ids and column values, then a random u64 tail, as in W1) or 100-byte keys of
+    /// random bytes after a short prefix, with every value of one width per case, from 0 to
+    /// `PACK_VALUE_WIDTH_MAX` and wider (no pack). Up to 2,500 pool keys are inserted first, so
+    /// packs reach their capacity (1024 entries of 8-byte tails, ~140 of 100-byte suffixes)
+    /// and burst, then the random operations run (values resized to the case's width).
+    #[test]
+    fn wide_keys_and_values_in_leaf_packs(
+        (pool, ops, value_len, prefill) in (
+            prop_oneof![Just(16usize), Just(32), Just(64), Just(72), Just(100)],
+            prop_oneof![
+                Just(0usize), Just(8), Just(artdb_art::PACK_VALUE_WIDTH_MAX),
+                Just(artdb_art::PACK_VALUE_WIDTH_MAX + 1), Just(128),
+            ],
+            1usize..2500,
+        ).prop_flat_map(|(key_len, value_len, pool_len)| {
+            let key = (0u8..1, 0u16..2, any::<u64>(), proptest::collection::vec(any::<u8>(), 92))
+                .prop_map(move |(id, column, tail, random)| {
+                    let mut key = vec![0, id];
+                    if key_len == 100 {
+                        key.extend_from_slice(&[column as u8, 0xAB, 0xCD, 0xEF]);
+                        key.extend_from_slice(&random);
+                    } else {
+                        key.extend(format!("{column:0>width$}", width = key_len - 10).bytes());
+                        key.extend_from_slice(&tail.to_be_bytes());
+                    }
+                    key
+                });
+            (
+                proptest::collection::vec(key, pool_len..=pool_len),
+                proptest::collection::vec(op(), 1..300),
+                Just(value_len),
+                0..=pool_len,
+            )
+        })
+    ) {
+        let widen = |mut v: Vec<u8>| { v.resize(value_len, 0x5A); v };
+        let ops = (0..prefill)
+            .map(|k| Op::Insert(k, widen(vec![k as u8; 3])))
+            .chain(ops.into_iter().map(|op| match op {
+                Op::Insert(k, v) => Op::Insert(k, widen(v)),
+                Op::InsertIfAbsent(k, v) => Op::InsertIfAbsent(k, widen(v)),
+                Op::Set(k, v) => Op::Set(k, widen(v)),
+                other => other,
+            }))
+            .collect();
+        run(pool, ops);
+    }
+
     #[test]
     fn random_byte_strings(case in pool_and_ops(proptest::collection::vec(any::<u8>(), 0..64), 1..200)) {
         run(case.0, case.1);

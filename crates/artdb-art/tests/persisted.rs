@@ -82,65 +82,104 @@ proptest! {
         pool in proptest::collection::vec(key(), 1..200),
         ops in proptest::collection::vec(op(), 1..300),
     ) {
-        let mut model = Model::new();
-        let mut tree = Tree::new();
-        for (i, key) in pool.iter().enumerate().step_by(2) {
-            let value = vec![i as u8; i % 12];
-            tree.insert(key, &value).unwrap();
-            model.insert(key.clone(), value);
-        }
-        let mut store = MemoryNodeStore::new();
-        tree = checkpoint(&mut tree, &mut store, false);
-        let mut at_checkpoint = persisted_set(&tree);
-        let mut released = BTreeSet::new();
-        for op in &ops {
-            match op {
-                Op::Insert(k, v) => {
-                    let key = &pool[k % pool.len()];
-                    prop_assert_eq!(tree.insert(key, v).unwrap(), model.insert(key.clone(), v.clone()));
-                }
-                Op::Remove(k) => {
-                    let key = &pool[k % pool.len()];
-                    prop_assert_eq!(tree.remove(key).unwrap(), model.remove(key));
-                }
-                Op::AbortedBatch(writes) => {
-                    let start = tree.snapshot();
-                    for (n, k) in writes.iter().enumerate() {
-                        let key = &pool[k % pool.len()];
-                        if n % 2 == 1 {
-                            tree.remove(key).unwrap();
-                        } else {
-                            tree.insert(key, &[n as u8; 5]).unwrap();
-                        }
-                    }
-                    tree.rollback_to(&start).unwrap();
-                }
-                Op::Checkpoint(adopt) => {
-                    released.extend(tree.take_released_persisted());
-                    let still: BTreeSet<u64> = persisted_set(&tree);
-                    // Exactly what the checkpoint had: still reachable, or released once.
-                    prop_assert!(still.is_disjoint(&released));
-                    prop_assert_eq!(still.union(&released).copied().collect::<BTreeSet<_>>(), at_checkpoint.clone());
-                    tree = checkpoint(&mut tree, &mut store, *adopt);
-                    tree.take_released_persisted();
-                    at_checkpoint = persisted_set(&tree);
-                    released.clear();
-                }
-            }
-            prop_assert_eq!(tree.len(), model.len() as u64);
-        }
-        tree.verify().unwrap();
-        prop_assert_eq!(contents(&tree), model.clone());
-        for key in &pool {
-            prop_assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
-        }
-        let mut values = Vec::new();
-        let keys: Vec<&[u8]> = pool.iter().map(Vec::as_slice).collect();
-        tree.get_many(&keys, &mut values).unwrap();
-        for (key, value) in keys.iter().zip(&values) {
-            prop_assert_eq!(*value, model.get(*key).map(Vec::as_slice));
-        }
+        modify_a_persisted(&pool, &ops, |v| v.to_vec())?;
     }
+
+    /// The same over W1-shaped 32-byte composite keys (two column values, a random u64 tail)
+    /// with every value 16 bytes wide: packs of up to 1024 entries (issue 13) are persisted,
+    /// reopened, copied from the file, filled and burst.
+    #[test]
+    fn modify_a_persisted_tree_of_wide_pairs(
+        pool in proptest::collection::vec(
+            (0u8..2, any::<u64>()).prop_map(|(column, tail)| {
+                let mut key = vec![0, 3];
+                key.extend(format!("{column:0>22}").bytes());
+                key.extend_from_slice(&tail.to_be_bytes());
+                key
+            }),
+            1..2600,
+        ),
+        ops in proptest::collection::vec(op(), 1..300),
+    ) {
+        modify_a_persisted(&pool, &ops, |v| {
+            let mut v = v.to_vec();
+            v.resize(16, 0xA5);
+            v
+        })?;
+    }
+}
+
+/// Inserts every other pool key (values through `widen`), checkpoints, runs `ops` against a
+/// model with checkpoints and rolled-back batches, and checks that exactly the checkpoint's
+/// persisted offsets stay reachable or are released, and the contents at the end.
+fn modify_a_persisted(
+    pool: &[Vec<u8>],
+    ops: &[Op],
+    widen: impl Fn(&[u8]) -> Vec<u8>,
+) -> Result<(), TestCaseError> {
+    let mut model = Model::new();
+    let mut tree = Tree::new();
+    for (i, key) in pool.iter().enumerate().step_by(2) {
+        let value = widen(&vec![i as u8; i % 12]);
+        tree.insert(key, &value).unwrap();
+        model.insert(key.clone(), value);
+    }
+    let mut store = MemoryNodeStore::new();
+    tree = checkpoint(&mut tree, &mut store, false);
+    let mut at_checkpoint = persisted_set(&tree);
+    let mut released = BTreeSet::new();
+    for op in ops {
+        match op {
+            Op::Insert(k, v) => {
+                let key = &pool[k % pool.len()];
+                let v = widen(v);
+                prop_assert_eq!(tree.insert(key, &v).unwrap(), model.insert(key.clone(), v));
+            }
+            Op::Remove(k) => {
+                let key = &pool[k % pool.len()];
+                prop_assert_eq!(tree.remove(key).unwrap(), model.remove(key));
+            }
+            Op::AbortedBatch(writes) => {
+                let start = tree.snapshot();
+                for (n, k) in writes.iter().enumerate() {
+                    let key = &pool[k % pool.len()];
+                    if n % 2 == 1 {
+                        tree.remove(key).unwrap();
+                    } else {
+                        tree.insert(key, &widen(&[n as u8; 5])).unwrap();
+                    }
+                }
+                tree.rollback_to(&start).unwrap();
+            }
+            Op::Checkpoint(adopt) => {
+                released.extend(tree.take_released_persisted());
+                let still: BTreeSet<u64> = persisted_set(&tree);
+                // Exactly what the checkpoint had: still reachable, or released once.
+                prop_assert!(still.is_disjoint(&released));
+                prop_assert_eq!(
+                    still.union(&released).copied().collect::<BTreeSet<_>>(),
+                    at_checkpoint.clone()
+                );
+                tree = checkpoint(&mut tree, &mut store, *adopt);
+                tree.take_released_persisted();
+                at_checkpoint = persisted_set(&tree);
+                released.clear();
+            }
+        }
+        prop_assert_eq!(tree.len(), model.len() as u64);
+    }
+    tree.verify().unwrap();
+    prop_assert_eq!(contents(&tree), model.clone());
+    for key in pool {
+        prop_assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
+    }
+    let mut values = Vec::new();
+    let keys: Vec<&[u8]> = pool.iter().map(Vec::as_slice).collect();
+    tree.get_many(&keys, &mut values).unwrap();
+    for (key, value) in keys.iter().zip(&values) {
+        prop_assert_eq!(*value, model.get(*key).map(Vec::as_slice));
+    }
+    Ok(())
 }
 
 fn sample_tree() -> (Model, MemoryNodeStore, ChildWord) {

@@ -46,7 +46,10 @@ pub(crate) use pack::{
     alloc_pack, alloc_pack_spare, fits as fits_pack, probe, probe_fence, probe_records, PackMut,
     PackRef, Probe,
 };
-pub use pack::{PACK_ENTRIES_MAX, PACK_KEY_WIDTH_MAX, PACK_VALUE_WIDTH_MAX};
+pub use pack::{
+    pack_capacity_max, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX, PACK_IMAGE_LEN_MAX, PACK_KEY_WIDTH_MAX,
+    PACK_VALUE_WIDTH_MAX,
+};
 
 use crate::raw::{self, Image};
 

@@ -7,8 +7,8 @@
 //! | offset        | size                 | field                                        |
 //! |---------------|----------------------|----------------------------------------------|
 //! | 0             | 1                    | kind = 6                                     |
-//! | 1             | 1                    | key_width: suffix bytes per entry (1..=24)    |
-//! | 2             | 2                    | count (u16 LE, 2..=256)                      |
+//! | 1             | 1                    | key_width: suffix bytes per entry (1..=255)   |
+//! | 2             | 2                    | count (u16 LE, 2..=capacity max)             |
 //! | 4             | 1                    | value_width (0..=16)                          |
 //! | 5             | 1                    | spare: unused entry slots (capacity = count + spare) |
 //! | 6             | 2                    | prefix_len (u16 LE)                          |
@@ -22,8 +22,17 @@
 //! Like inner nodes, a pack carries the version that created it: the writer changes it in place
 //! (inserting into a spare slot, removing, replacing a value) when it was created in the
 //! current version or when no snapshot is alive; otherwise an insert or removal builds a new
-//! pack (at most 256 entries of at most 40 bytes are copied) and retires the old one. A key that does not fit (other
-//! widths, a prefix mismatch, a full pack) bursts the pack into an inner node.
+//! pack (at most [`PACK_AREA_LEN_MAX`] bytes of fence and records are copied) and retires the
+//! old one. A key that does not fit (other widths, a prefix mismatch, a full pack) bursts the
+//! pack into an inner node.
+//!
+//! **Capacity is bounded by bytes.** A pack holds at most [`pack_capacity_max`]`(stride)`
+//! entries: [`PACK_ENTRIES_MAX`], or fewer when the fence and records (`1 + stride` bytes per
+//! entry) would pass [`PACK_AREA_LEN_MAX`]. So long suffixes (up to 255 bytes, the header's u8
+//! field) get packs too, of fewer entries, and every pack image, with a
+//! prefix of up to `KEY_LEN_MAX` bytes, is at most [`PACK_IMAGE_LEN_MAX`] bytes (the engine
+//! checks that this fits one of its pages). The bound is what an in-place insert shifts and a
+//! copy copies, so it also bounds the writer's cost per insert.
 
 use std::cmp::Ordering;
 
@@ -32,12 +41,39 @@ use crate::raw;
 
 /// Bytes before the prefix.
 pub(crate) const PACK_HEADER_LEN: usize = 16;
-/// Most entries in one pack (random 8-byte keys at 10M keys put ~150 under each 2-byte prefix).
-pub const PACK_ENTRIES_MAX: usize = 256;
-/// Widest key suffix kept in a pack.
-pub const PACK_KEY_WIDTH_MAX: usize = 24;
-/// Widest value kept in a pack.
+/// Most entries in one pack, whatever their width (random 8-byte keys at 10M keys put ~150
+/// under each 2-byte prefix; W1's composite keys put ~625 random u64s under each column value
+/// at 10M, which a pack of 256 could not hold: it burst into a Node256 of ~2.4 keys per child,
+/// and a scan then met a new allocation every few keys).
+pub const PACK_ENTRIES_MAX: usize = 1024;
+/// Widest key suffix kept in a pack (the header's u8 field).
+pub const PACK_KEY_WIDTH_MAX: usize = 255;
+/// Widest value kept in a pack. The header's u8 field could say 255, but packs of wide values
+/// cost inserts more than they give scans (issue 13, measured: 128-byte values in packs of up to
+/// 27 KiB made W1's seek + 100 next 1.02x `BTreeMap` instead of 0.18x, but an insert 43% more
+/// CPU time, from shifting ~10 KB per in-place insert); see docs/art.md.
 pub const PACK_VALUE_WIDTH_MAX: usize = 16;
+/// Most bytes of fence and records (capacity × (1 + stride)) in one pack: bounds what an insert
+/// shifts or copies, and (with the prefix) the image, which must fit one page of the engine.
+pub const PACK_AREA_LEN_MAX: usize = 16 * 1024;
+/// Longest pack image: header, a prefix of up to `KEY_LEN_MAX` bytes, fence and records.
+pub const PACK_IMAGE_LEN_MAX: usize = PACK_HEADER_LEN + crate::KEY_LEN_MAX + PACK_AREA_LEN_MAX;
+
+// The header's fields hold every width and count the limits allow; the widest entries still
+// leave room for two (a pack's minimum) and the spare byte for a new pack's count / 8.
+const _: () = assert!(PACK_KEY_WIDTH_MAX <= u8::MAX as usize);
+const _: () = assert!(PACK_VALUE_WIDTH_MAX <= u8::MAX as usize);
+const _: () = assert!(PACK_ENTRIES_MAX <= u16::MAX as usize);
+const _: () = assert!(PACK_ENTRIES_MAX / 8 <= u8::MAX as usize);
+const _: () = assert!(PACK_AREA_LEN_MAX / (PACK_KEY_WIDTH_MAX + PACK_VALUE_WIDTH_MAX) >= 2);
+
+/// Most entries (spare slots included) of a pack whose records are `stride` bytes (suffix bytes
+/// after the first, then the value): [`PACK_ENTRIES_MAX`], or fewer so that the fence and the
+/// records stay within [`PACK_AREA_LEN_MAX`].
+#[inline]
+pub fn pack_capacity_max(stride: usize) -> usize {
+    (PACK_AREA_LEN_MAX / (1 + stride)).min(PACK_ENTRIES_MAX)
+}
 
 /// Image length of a pack with room for `capacity` entries.
 pub(crate) fn pack_image_len(
@@ -94,8 +130,8 @@ impl<'a> PackRef<'a> {
         let capacity = count + header[5] as usize;
         let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
         if !fits(key_width, value_width)
-            || !(2..=PACK_ENTRIES_MAX).contains(&count)
-            || capacity > PACK_ENTRIES_MAX
+            || count < 2
+            || capacity > pack_capacity_max(key_width - 1 + value_width)
         {
             return Err("pack widths, count or capacity out of range");
         }
@@ -130,6 +166,11 @@ impl<'a> PackRef<'a> {
 
     fn stride(&self) -> usize {
         self.key_width - 1 + self.value_width
+    }
+
+    /// Most entries a pack of these widths may hold ([`pack_capacity_max`]).
+    pub fn capacity_max(&self) -> usize {
+        pack_capacity_max(self.stride())
     }
 
     /// Suffix bytes after the first, and the value, of entry `index`.
@@ -533,9 +574,7 @@ pub(crate) fn alloc_pack(
     version: u64,
     fill: impl FnOnce(&mut PackWriter<'_>),
 ) -> u64 {
-    let spare = (count / 8)
-        .clamp(1, 255)
-        .min(PACK_ENTRIES_MAX.saturating_sub(count));
+    let spare = (count / 8).clamp(1, u8::MAX as usize);
     alloc_pack_spare(prefix, key_width, value_width, count, spare, version, fill)
 }
 
@@ -550,7 +589,18 @@ pub(crate) fn alloc_pack_spare(
     version: u64,
     fill: impl FnOnce(&mut PackWriter<'_>),
 ) -> u64 {
-    let spare = spare.min(PACK_ENTRIES_MAX.saturating_sub(count)).min(255);
+    debug_assert!(
+        fits(key_width, value_width),
+        "pack widths {key_width}, {value_width} out of range"
+    );
+    let capacity_max = pack_capacity_max(key_width.saturating_sub(1) + value_width);
+    debug_assert!(
+        count <= capacity_max,
+        "pack of {count} entries over its capacity"
+    );
+    let spare = spare
+        .min(capacity_max.saturating_sub(count))
+        .min(u8::MAX as usize);
     let capacity = count + spare;
     let len = pack_image_len(prefix.len(), key_width, value_width, capacity);
     let address = raw::alloc_image(len);
@@ -622,6 +672,7 @@ impl<'a> PackMut<'a> {
     }
 
     fn set_count(&mut self, count: usize, capacity: usize) {
+        debug_assert!(capacity - count <= u8::MAX as usize, "pack spare over 255");
         self.image[2..4].copy_from_slice(&(count as u16).to_le_bytes());
         self.image[5] = (capacity - count) as u8;
     }
@@ -644,7 +695,8 @@ impl<'a> PackMut<'a> {
         self.set_count(count + 1, capacity);
     }
 
-    /// Removes entry `index` (the caller keeps at least two entries).
+    /// Removes entry `index` (the caller keeps at least two entries and checked that the spare
+    /// count, one more afterwards, still fits its byte).
     pub fn remove(&mut self, index: usize) {
         let (fence_at, entries_at, count, capacity, stride) = self.layout();
         if index >= count {

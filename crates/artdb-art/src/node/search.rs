@@ -7,7 +7,7 @@
 //! nothing) and a binary search (branchy, slower than either for 16 bytes).
 //!
 //! [`fence_run`] finds where a byte's entries start and end in a pack's fence (sorted bytes, up
-//! to 256) by counting instead of searching: the bytes below it and the bytes not above it, 16
+//! to `PACK_ENTRIES_MAX`) by counting instead of searching: the bytes below it and the bytes not above it, 16
 //! lanes per compare. A pack of random keys has ~150 fence bytes spread evenly over 0..=255, so
 //! it first counts a 32-byte window around the byte's expected position (`first * count / 256`);
 //! the window's counts are the answer when the window holds the run's edges (a lane below the
@@ -57,30 +57,50 @@ pub(crate) fn find_byte16_sse2(keys: &[u8; 16], used: usize, byte: u8) -> Option
 
 /// Window of the fence counted first, in bytes (two SSE2 compares).
 const FENCE_WINDOW_LEN: usize = 32;
+/// Fences longer than this are counted in a window twice as long: the run's place deviates
+/// from its expected one by about sqrt(count) / 2 entries (binomial), ~12 in a pack of 625
+/// random keys, where a 32-byte window would miss an edge in a quarter of the lookups.
+const FENCE_WIDE_WINDOW_FROM: usize = 256;
 
 /// `(below, through)`: how many bytes of the sorted `fence` are `< first` and `<= first`. The
 /// entries whose first suffix byte is `first` are `below..through`.
 #[inline(always)]
 pub(crate) fn fence_run(fence: &[u8], first: u8) -> (usize, usize) {
     let count = fence.len();
-    if count >= FENCE_WINDOW_LEN {
-        let guess = (usize::from(first) * count) >> 8;
-        let start = guess
-            .saturating_sub(FENCE_WINDOW_LEN / 2)
-            .min(count - FENCE_WINDOW_LEN);
-        if let Some(window) = fence.get(start..start + FENCE_WINDOW_LEN) {
-            let (below, through) = count_window(window, first);
-            // The window holds the lower edge when it starts the fence or its first lane is
-            // below `first` (then so is everything before it: sorted); the upper edge when it
-            // ends the fence or its last lane is above `first`.
-            let lower_held = start == 0 || below > 0;
-            let upper_held = start + FENCE_WINDOW_LEN == count || through < FENCE_WINDOW_LEN;
-            if lower_held && upper_held {
-                return (start + below, start + through);
-            }
+    if count > FENCE_WIDE_WINDOW_FROM {
+        if let Some(run) = window_run::<2>(fence, first) {
+            return run;
+        }
+    } else if count >= FENCE_WINDOW_LEN {
+        if let Some(run) = window_run::<1>(fence, first) {
+            return run;
         }
     }
     count_all(fence, first)
+}
+
+/// The run counted in `HALVES` consecutive windows of [`FENCE_WINDOW_LEN`] bytes around the
+/// expected place of `first` (`fence` has at least that many bytes); `None` when the windows do
+/// not hold both of the run's edges.
+#[inline(always)]
+fn window_run<const HALVES: usize>(fence: &[u8], first: u8) -> Option<(usize, usize)> {
+    let count = fence.len();
+    let len = FENCE_WINDOW_LEN * HALVES;
+    let guess = (usize::from(first) * count) >> 8;
+    let start = guess.saturating_sub(len / 2).min(count.checked_sub(len)?);
+    let (mut below, mut through) = (0usize, 0usize);
+    for half in 0..HALVES {
+        let at = start + half * FENCE_WINDOW_LEN;
+        let (b, t) = count_window(fence.get(at..at + FENCE_WINDOW_LEN)?, first);
+        below += b;
+        through += t;
+    }
+    // The windows hold the lower edge when they start the fence or their first lane is below
+    // `first` (then so is everything before it: sorted); the upper edge when they end the
+    // fence or their last lane is above `first`.
+    let lower_held = start == 0 || below > 0;
+    let upper_held = start + len == count || through < len;
+    (lower_held && upper_held).then_some((start + below, start + through))
 }
 
 /// Counts of bytes `< first` and `<= first` in a window of [`FENCE_WINDOW_LEN`] bytes.
@@ -269,7 +289,8 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for count in 0..=256usize {
+        // Every count a pack of 256 can have, and the larger ones of packs bounded by bytes.
+        for count in (0..=256usize).chain([300, 511, 625, 700, 1023, 1024]) {
             for round in 0..8 {
                 let mut fence: Vec<u8> = (0..count)
                     .map(|_| match round {

@@ -25,6 +25,8 @@ const PAGE_GENERATION_AT: usize = 16;
 const _: () = assert!(PAGE_GENERATION_AT + 8 == PAGE_HEADER_LEN);
 const _: () = assert!(PAGE_HEADER_LEN as u64 % NODE_IMAGE_ALIGN == 0);
 const _: () = assert!(PAGE_SIZE % NODE_IMAGE_ALIGN == 0);
+// Every leaf pack the tree makes fits a packed page (the tree bounds packs by bytes).
+const _: () = assert!(artdb_art::PACK_IMAGE_LEN_MAX <= PACKED_IMAGE_LEN_MAX);
 
 /// Kind byte of a packed node page.
 pub const PAGE_KIND_PACKED: u8 = 1;
