@@ -5,8 +5,8 @@
 //! top-down on ranges of the slice: a range of keys sharing `depth` bytes is one word. A single
 //! pair is a value word (inline in the child word when the key is used up and the value fits,
 //! else a leaf); a range whose keys all have one length and whose values all have one length,
-//! at most [`PACK_ENTRIES_MAX`] of them and within the pack widths, is one leaf pack (no spare
-//! slots), as the insert path would have grown it; any other range is an inner node of the
+//! at most [`SLICE_PACK_ENTRIES_MAX`] of them, within the pack widths and within
+//! [`pack_capacity_max`] of their record width, is one leaf pack (no spare slots); any other range is an inner node of the
 //! smallest kind that holds its children, with the range's common prefix as its prefix, its
 //! children being the sub-ranges that share one more byte (and a key equal to the prefix in the
 //! value slot). Each key is read once per level it passes; nothing is buffered or copied.
@@ -22,7 +22,13 @@ use crate::cursor::common_prefix_len;
 use crate::node::{self, alloc_pack_spare, build_inner, fits_pack, EntryList, Shape};
 use crate::read::check_key;
 use crate::tree::{check_value, value_word, Tree};
-use crate::{Error, PACK_ENTRIES_MAX};
+use crate::{pack_capacity_max, Error};
+
+/// Most entries of a pack this build makes: 256, the pack bound when artdb-tidstore's append
+/// path (this build's user) was measured (W4). Inserted packs may grow to `PACK_ENTRIES_MAX`
+/// (1024, issue 13's wide packs for W1's composite keys); whether tidstore's 2-byte suffixes
+/// gain from packs that large is not measured, so this build keeps its measured layout.
+const SLICE_PACK_ENTRIES_MAX: usize = 256;
 
 /// Version stamped on the built heap nodes and packs: the version `Tree::with_root` starts its
 /// writer at, so the first writes after the build change them in place.
@@ -198,7 +204,7 @@ fn small_range<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     scratch: &mut PackScratch,
 ) -> Option<u64> {
     let count = hi - lo;
-    if count > PACK_ENTRIES_MAX {
+    if count > SLICE_PACK_ENTRIES_MAX {
         return None;
     }
     let range = &pairs[lo..hi];
@@ -215,7 +221,10 @@ fn small_range<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     if !same_keys {
         return None;
     }
-    if same_values && fits_pack(key_len - end, value_len) {
+    if same_values
+        && fits_pack(key_len - end, value_len)
+        && count <= pack_capacity_max(key_len - end - 1 + value_len)
+    {
         scratch.fence.clear();
         scratch.records.clear();
         for (key, value) in range {
