@@ -227,10 +227,15 @@ fn small_range<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     {
         scratch.fence.clear();
         scratch.records.clear();
+        scratch
+            .records
+            .reserve(count * (key_len - end - 1 + value_len));
         for (key, value) in range {
             let key = key.as_ref();
             scratch.fence.push(key[end]);
-            scratch.records.extend_from_slice(&key[end + 1..]);
+            if key_len > end + 1 {
+                scratch.records.extend_from_slice(&key[end + 1..]);
+            }
             scratch.records.extend_from_slice(value.as_ref());
         }
         let block = (&scratch.fence[..], &scratch.records[..]);
