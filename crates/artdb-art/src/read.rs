@@ -183,22 +183,8 @@ impl<'a> Resolver<'a> {
         {
             return Ok(PersistedStep::General);
         }
-        if prefix_len != 0 {
-            // One masked 8-byte compare when the key has 8 bytes from `depth`.
-            let matches = match key.get(depth..depth + 8) {
-                Some(eight) => {
-                    let mut word = [0u8; 8];
-                    word.copy_from_slice(eight);
-                    let mask = u64::MAX >> (64 - 8 * prefix_len);
-                    (u64::from_le_bytes(word) ^ header.prefix_word()) & mask == 0
-                }
-                None => {
-                    key.get(depth..depth + prefix_len) == Some(header.prefix_inline(prefix_len))
-                }
-            };
-            if !matches {
-                return Ok(PersistedStep::Done(None));
-            }
+        if prefix_len != 0 && !header.inline_prefix_matches(key, depth, prefix_len) {
+            return Ok(PersistedStep::Done(None));
         }
         let at = depth + prefix_len;
         let Some(&byte) = key.get(at) else {

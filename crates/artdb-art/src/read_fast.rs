@@ -82,20 +82,7 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                 if prefix_len > PREFIX_INLINE_LEN_MAX {
                     return Step::Slow(slot, depth);
                 }
-                // One masked 8-byte compare when the key has 8 bytes from `depth` (no memcmp
-                // call for the 1..=8 prefix bytes); a slice compare otherwise.
-                let matches = match key.get(depth..depth + 8) {
-                    Some(eight) => {
-                        let mut word = [0u8; 8];
-                        word.copy_from_slice(eight);
-                        let mask = u64::MAX >> (64 - 8 * prefix_len);
-                        (u64::from_le_bytes(word) ^ header.prefix_word()) & mask == 0
-                    }
-                    None => {
-                        key.get(depth..depth + prefix_len) == Some(header.prefix_inline(prefix_len))
-                    }
-                };
-                if !matches {
+                if !header.inline_prefix_matches(key, depth, prefix_len) {
                     return Step::Done(None);
                 }
                 at += prefix_len;

@@ -6,6 +6,10 @@ use std::time::Instant;
 
 use artdb::{Db, Options};
 
+#[path = "common/w2.rs"]
+mod w2;
+use w2::{key, row_id};
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
@@ -18,8 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut batch = db.write()?;
     for i in 0..n {
-        let b = i.to_be_bytes();
-        batch.insert("t", &(i as u32).to_be_bytes(), &b[1..])?;
+        batch.insert("t", &key(i), &row_id(i))?;
     }
     let inserted = start.elapsed().as_secs_f64();
     batch.commit()?;

@@ -5,14 +5,9 @@ use std::time::Instant;
 
 use artdb::{Db, Options};
 
-fn key(i: u64) -> [u8; 4] {
-    (i as u32).to_be_bytes()
-}
-
-fn row_id(i: u64) -> [u8; 7] {
-    let b = i.to_be_bytes();
-    [b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
-}
+#[path = "common/w2.rs"]
+mod w2;
+use w2::{key, row_id};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -130,6 +130,21 @@ impl Header {
     pub fn prefix_word(&self) -> u64 {
         u64::from_le_bytes(self.prefix)
     }
+    /// Whether `key` continues at `depth` with the node's prefix, for a prefix of
+    /// `1..=PREFIX_INLINE_LEN_MAX` bytes (held in the header): one masked 8-byte compare when the
+    /// key has 8 bytes from `depth` (no memcmp call for 1..=8 bytes), a slice compare otherwise.
+    #[inline(always)]
+    pub fn inline_prefix_matches(&self, key: &[u8], depth: usize, prefix_len: usize) -> bool {
+        match key.get(depth..depth + 8) {
+            Some(eight) => {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(eight);
+                let mask = u64::MAX >> (64 - 8 * prefix_len.clamp(1, PREFIX_INLINE_LEN_MAX));
+                (u64::from_le_bytes(word) ^ self.prefix_word()) & mask == 0
+            }
+            None => key.get(depth..depth + prefix_len) == Some(self.prefix_inline(prefix_len)),
+        }
+    }
     #[inline]
     pub fn depth(&self) -> usize {
         u16::from_le_bytes(self.depth) as usize

@@ -1,0 +1,13 @@
+//! W2's keys and values, shared by the W2 profiling examples: key `i` is `i` as a big-endian
+//! u32, its value the low 7 bytes of `i` (a row id).
+
+/// The key of row `i`.
+pub fn key(i: u64) -> [u8; 4] {
+    (i as u32).to_be_bytes()
+}
+
+/// The value of row `i`.
+pub fn row_id(i: u64) -> [u8; 7] {
+    let b = i.to_be_bytes();
+    [b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
+}
