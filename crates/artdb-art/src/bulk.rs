@@ -10,34 +10,13 @@
 //! turn. A node branching at `l` is then opened if none is.
 
 use crate::cow;
+use crate::cursor::common_prefix_len;
 use crate::node::{self, alloc_pack_spare, build_inner, fits_pack, EntryList, Shape};
 use crate::persist::{checked_write, write_leaf, NodeSink};
 use crate::read::{check_key, Resolver};
 use crate::tree::{check_value, value_word, Tree};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 use crate::{ChildWord, Error, PACK_ENTRIES_MAX};
-
-/// Length of the longest common prefix of `a` and `b`, compared 8 bytes at a time.
-fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    let len = a.len().min(b.len());
-    let (a, b) = (&a[..len], &b[..len]);
-    let mut done = 0;
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        let (mut xw, mut yw) = ([0u8; 8], [0u8; 8]);
-        xw.copy_from_slice(x);
-        yw.copy_from_slice(y);
-        let diff = u64::from_le_bytes(xw) ^ u64::from_le_bytes(yw);
-        if diff != 0 {
-            return done + (diff.trailing_zeros() / 8) as usize;
-        }
-        done += 8;
-    }
-    done + a[done..]
-        .iter()
-        .zip(&b[done..])
-        .take_while(|(x, y)| x == y)
-        .count()
-}
 
 /// Version stamped on bulk-built heap nodes and packs.
 const BULK_VERSION: u64 = 1;
