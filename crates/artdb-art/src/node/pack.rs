@@ -53,7 +53,7 @@ pub const PACK_KEY_WIDTH_MAX: usize = 255;
 /// 27 KiB made W1's seek + 100 next 1.02x `BTreeMap` instead of 0.18x, but an insert 43% more
 /// CPU time, from shifting ~10 KB per in-place insert); see docs/art.md.
 pub const PACK_VALUE_WIDTH_MAX: usize = 16;
-/// Most bytes of fence and records (capacity × (1 + stride)) in one pack: bounds what an insert
+/// Most bytes of fence and records (capacity x (1 + stride)) in one pack: bounds what an insert
 /// shifts or copies, and (with the prefix) the image, which must fit one page of the engine.
 pub const PACK_AREA_LEN_MAX: usize = 16 * 1024;
 /// Longest pack image: header, a prefix of up to `KEY_LEN_MAX` bytes, fence and records.
