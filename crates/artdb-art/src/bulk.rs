@@ -165,7 +165,22 @@ fn merge_widths(widths: Widths, end: usize, key_len: usize, value_len: usize) ->
     }
 }
 
-impl Builder<'_> {
+impl<'s> Builder<'s> {
+    /// An empty builder: words stay on the heap without a sink, or go to `sink`.
+    fn new(sink: Option<&'s mut dyn NodeSink>) -> Builder<'s> {
+        Builder {
+            stack: Vec::new(),
+            last: Vec::new(),
+            last_value: Vec::new(),
+            last_inline: None,
+            spare_entries: Vec::new(),
+            scratch: Vec::new(),
+            pending: None,
+            pairs: PairBuffer::default(),
+            sink,
+        }
+    }
+
     /// A finished word: kept on the heap, or written to the sink and freed.
     fn emit(&mut self, bits: u64) -> Result<u64, Error> {
         let Some(sink) = self.sink.as_deref_mut() else {
@@ -173,19 +188,11 @@ impl Builder<'_> {
         };
         let offset = match word::decode(bits) {
             Word::HeapLeaf(_) => write_leaf(&Resolver { source: None }, sink, bits)?,
-            Word::HeapNode(address) => {
-                // SAFETY: a node the builder just made; nothing else references it.
-                let inner = unsafe { node::heap_inner(address) };
-                let mut image = inner.image.to_vec();
-                image[8..16].fill(0); // version: persisted images carry 0
-                let mut children_max = word::decode(word::load(inner.value_slot())).persisted();
-                let mut start = 0usize;
-                while let Some((byte, slot)) = inner.next_from(start) {
-                    let child = word::decode(word::load(slot)).persisted();
-                    children_max = children_max.max(child);
-                    start = byte as usize + 1;
-                }
-                checked_write(sink, &image, children_max)?
+            Word::HeapNode(_) => {
+                // Inner nodes go to the sink from `close_top`, composed in the scratch buffer.
+                return Err(Error::Storage(
+                    "bulk build: an inner node reached the leaf writer".to_string(),
+                ));
             }
             _ => return Ok(bits),
         };
@@ -616,17 +623,7 @@ impl Tree {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        let mut builder = Builder {
-            stack: Vec::new(),
-            last: Vec::new(),
-            last_value: Vec::new(),
-            last_inline: None,
-            spare_entries: Vec::new(),
-            scratch: Vec::new(),
-            pending: None,
-            pairs: PairBuffer::default(),
-            sink: None,
-        };
+        let mut builder = Builder::new(None);
         let result = builder
             .feed(pairs)
             .and_then(|len| Ok((builder.finish()?, len)));
@@ -651,17 +648,7 @@ impl Tree {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        let mut builder = Builder {
-            stack: Vec::new(),
-            last: Vec::new(),
-            last_value: Vec::new(),
-            last_inline: None,
-            spare_entries: Vec::new(),
-            scratch: Vec::new(),
-            pending: None,
-            pairs: PairBuffer::default(),
-            sink: Some(sink),
-        };
+        let mut builder = Builder::new(Some(sink));
         let result = builder
             .feed(pairs)
             .and_then(|len| Ok((builder.finish()?, len)));

@@ -3,19 +3,14 @@
 //! `cargo run --release -p artdb --example bulk_load_profile -- N DIR`.
 use std::time::Instant;
 
-use artdb::{Db, Options};
-
 #[path = "common/w2.rs"]
 mod w2;
-use w2::{key, row_id};
+use w2::{fresh_db, key, row_id};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
     let dir = args.next().unwrap_or_else(|| ".".to_string());
-    let path = std::path::Path::new(&dir).join("bulk-profile.artdb");
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
     let mode = args.next().unwrap_or_else(|| "both".to_string());
     if mode != "load" {
         let start = Instant::now();
@@ -26,8 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if mode == "heap" {
         return Ok(());
     }
-    let db = Db::create(&path, Options::default())?;
-    db.create_table("t")?;
+    let (db, path) = fresh_db(&dir, "bulk-profile.artdb")?;
     let start = Instant::now();
     db.bulk_load("t", (0..n).map(|i| (key(i), row_id(i))))?;
     println!("bulk_load: {:.3} s", start.elapsed().as_secs_f64());

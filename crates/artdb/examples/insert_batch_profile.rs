@@ -4,21 +4,15 @@
 //! `cargo run --release -p artdb --example insert_batch_profile -- N DIR`.
 use std::time::Instant;
 
-use artdb::{Db, Options};
-
 #[path = "common/w2.rs"]
 mod w2;
-use w2::{key, row_id};
+use w2::{fresh_db, key, row_id};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
     let dir = args.next().unwrap_or_else(|| ".".to_string());
-    let path = std::path::Path::new(&dir).join("insert-batch.artdb");
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
-    let db = Db::create(&path, Options::default())?;
-    db.create_table("t")?;
+    let (db, path) = fresh_db(&dir, "insert-batch.artdb")?;
     let start = Instant::now();
     let mut batch = db.write()?;
     for i in 0..n {

@@ -7,18 +7,14 @@ use artdb::{Db, Options};
 
 #[path = "common/w2.rs"]
 mod w2;
-use w2::{key, row_id};
+use w2::{fresh_db, key, row_id};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
     let dir = args.next().unwrap_or_else(|| ".".to_string());
     let passes: usize = args.next().map_or(Ok(100), |s| s.parse())?;
-    let path = std::path::Path::new(&dir).join("w2-hot.artdb");
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
-    let db = Db::create(&path, Options::default())?;
-    db.create_table("t")?;
+    let (db, path) = fresh_db(&dir, "w2-hot.artdb")?;
     db.bulk_load("t", (0..n).map(|i| (key(i), row_id(i))))?;
     db.close()?;
     let keys: Vec<u64> = (0..5000u64).map(|i| i * (n / 5000)).collect();

@@ -11,3 +11,17 @@ pub fn row_id(i: u64) -> [u8; 7] {
     let b = i.to_be_bytes();
     [b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
 }
+
+/// A new database at `DIR/NAME` (any earlier file and log there removed) with an empty table
+/// `t`, and its path.
+pub fn fresh_db(
+    dir: &str,
+    name: &str,
+) -> Result<(artdb::Db, std::path::PathBuf), Box<dyn std::error::Error>> {
+    let path = std::path::Path::new(dir).join(name);
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
+    let db = artdb::Db::create(&path, artdb::Options::default())?;
+    db.create_table("t")?;
+    Ok((db, path))
+}

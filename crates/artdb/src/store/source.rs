@@ -136,12 +136,9 @@ impl PageSource {
     /// The bytes from node image offset `offset` to the data end, after checking the page that
     /// holds the image. The tree reads as much of it as the image's header says.
     pub fn node_image(&self, offset: u64) -> Result<&[u8]> {
-        let data_end = self.data_end();
-        let in_page = offset % PAGE_SIZE;
-        if offset >= data_end || in_page < PAGE_HEADER_LEN as u64 || offset % NODE_IMAGE_ALIGN != 0
-        {
+        let Some(data_end) = self.image_data_end(offset) else {
             return Err(Error::corruption(offset, CorruptionKind::NodeOffset));
-        }
+        };
         let window = self.window();
         let page = offset / PAGE_SIZE;
         if !window.is_verified(page) {
@@ -151,6 +148,18 @@ impl PageSource {
             .map
             .bytes(offset, (data_end - offset) as usize)
             .ok_or_else(|| Error::corruption(offset, CorruptionKind::NodeOffset))
+    }
+
+    /// The data end, if `offset` can be where an image starts: below the data end, past a
+    /// page header, aligned.
+    #[inline]
+    fn image_data_end(&self, offset: u64) -> Option<u64> {
+        let data_end = self.data_end();
+        let in_page = offset % PAGE_SIZE;
+        let well_formed = offset < data_end
+            && in_page >= PAGE_HEADER_LEN as u64
+            && offset % NODE_IMAGE_ALIGN == 0;
+        well_formed.then_some(data_end)
     }
 
     /// Checks the checksum of the packed page or extent starting at `page`; returns the number
@@ -226,12 +235,7 @@ impl artdb_art::NodeSource for PageSource {
     /// otherwise (the reader then calls `node_image`, which verifies or reports).
     #[inline]
     fn node_image_quick(&self, offset: u64) -> Option<&[u8]> {
-        let data_end = self.data_end();
-        let in_page = offset % PAGE_SIZE;
-        if offset >= data_end || in_page < PAGE_HEADER_LEN as u64 || offset % NODE_IMAGE_ALIGN != 0
-        {
-            return None;
-        }
+        let data_end = self.image_data_end(offset)?;
         let window = self.window();
         if !window.is_verified(offset / PAGE_SIZE) {
             return None;
