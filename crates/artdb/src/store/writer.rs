@@ -196,9 +196,9 @@ impl<'s> PageWriter<'s> {
         self.counts.pages += pages;
         if bytes.len() >= WRITE_RUN_BYTES_MAX {
             // A big checkpoint or bulk load: start this run's writeback now, so the final sync
-            // does not find hundreds of MB still dirty (W2's 50M-key load waited about a second
-            // in it). Only a hint: a failed write shows up in that sync, which is the one
-            // that counts.
+            // does not find hundreds of MB still dirty (W2's 50M-key load, 430 MB, quiet
+            // machine, alternating runs: 0.866 s median with this, 0.935 s without). Only a
+            // hint: a failed write shows up in that sync, which is the one that counts.
             let _ = self
                 .storage
                 .start_writeback(first_page * PAGE_SIZE, bytes.len() as u64);
