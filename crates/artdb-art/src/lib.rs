@@ -46,6 +46,7 @@ mod persist;
 mod raw;
 mod read;
 mod read_fast;
+mod read_persisted;
 mod rollback;
 mod slice_build;
 mod snapshot_read;
@@ -62,7 +63,7 @@ pub use node::{
     NODE256_SHRINK_COUNT, NODE48_CAPACITY, NODE48_SHRINK_COUNT, NODE4_CAPACITY, PACK_AREA_LEN_MAX,
     PACK_ENTRIES_MAX, PACK_IMAGE_LEN_MAX, PACK_KEY_WIDTH_MAX, PACK_VALUE_WIDTH_MAX,
 };
-pub use persist::{MemoryNodeStore, NodeSink, NodeSource};
+pub use persist::{MemoryNodeStore, NodeSink, NodeSource, QuickRegion};
 pub use read::GET_MANY_GROUP_LEN;
 pub use tree::Tree;
 pub use verify::{Stats, Violation};

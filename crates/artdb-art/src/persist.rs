@@ -15,6 +15,7 @@
 //! [`MemoryNodeStore`] is both traits over a byte vector: the test double, and a handy way to
 //! ship a tree's images in memory.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::cow;
@@ -38,7 +39,92 @@ pub trait NodeSource: Send + Sync {
     fn node_image_quick(&self, offset: u64) -> Option<&[u8]> {
         self.node_image(offset).ok()
     }
+
+    /// The images [`NodeSource::node_image_quick`] would serve, described once so that a lookup
+    /// can find them at every level without calling the source (see [`QuickRegion`]). `None`
+    /// (the default) sends every level through `node_image_quick`.
+    #[inline]
+    fn quick_region(&self) -> Option<QuickRegion<'_>> {
+        None
+    }
 }
+
+/// Images a reader may use without calling their [`NodeSource`]: the image at `offset` is
+/// `bytes[offset..]` when `offset` is below `bytes.len()`, a multiple of 8, at least
+/// `page_header_len` bytes into its page (pages of `1 << page_shift` bytes), and the page's bit is
+/// set in `verified` (bit `page % 64` of word `page / 64`). Anything else goes to the source.
+///
+/// The source promises that such bytes are exactly what `node_image` would return and that
+/// they stay mapped and unchanged for the region's lifetime; a bit set in `verified` means the
+/// source has done the page's first-use work (for the engine: its checksum matched). The tree
+/// checks every image it reads this way as it checks any persisted image.
+#[derive(Clone, Copy)]
+pub struct QuickRegion<'a> {
+    bytes: &'a [u8],
+    verified: &'a [AtomicU64],
+    page_shift: u32,
+    page_header_len: u64,
+}
+
+impl<'a> QuickRegion<'a> {
+    /// A region over `bytes` (offset 0 of the source at `bytes[0]`) with pages of
+    /// `1 << page_shift` bytes (`page_shift` is at most 63), the first `page_header_len` bytes
+    /// of each holding no image, and one bit per page in `verified`.
+    #[inline]
+    pub fn new(
+        bytes: &'a [u8],
+        verified: &'a [AtomicU64],
+        page_shift: u32,
+        page_header_len: u64,
+    ) -> QuickRegion<'a> {
+        QuickRegion {
+            bytes,
+            verified,
+            page_shift: page_shift.min(63),
+            page_header_len,
+        }
+    }
+
+    /// The bytes from `offset` on, when the region serves that offset.
+    #[inline(always)]
+    pub(crate) fn image(&self, offset: u64) -> Option<&'a [u8]> {
+        let page = offset >> self.page_shift;
+        let in_page = offset & ((1u64 << self.page_shift) - 1);
+        if offset % 8 != 0 || in_page < self.page_header_len {
+            return None;
+        }
+        let word = self.verified.get((page / 64) as usize)?;
+        if word.load(Ordering::Acquire) & (1 << (page % 64)) == 0 {
+            return None;
+        }
+        self.bytes.get(usize::try_from(offset).ok()?..)
+    }
+
+    /// Prefetches what a lookup reads next when `bits` names a persisted node of the region: its
+    /// header, and (with the key's next byte) the lines where a Node48's index byte and a
+    /// Node256's child word for that byte would be (as `read::prefetch_for` does for heap
+    /// nodes), so those misses overlap instead of following one another. A hint only: nothing
+    /// is read, and a wrong guess costs a useless prefetch.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, bits: u64, next_byte: Option<u8>) {
+        if bits & word::TAG_MASK != word::TAG_PERSISTED {
+            return;
+        }
+        // No bounds check: a prefetch never faults, and an offset past the region is refused
+        // when the lookup reads it.
+        let address =
+            (self.bytes.as_ptr() as usize).wrapping_add((bits & !word::TAG_MASK) as usize);
+        crate::raw::prefetch(address);
+        if let Some(byte) = next_byte {
+            crate::raw::prefetch(address + HEADER_LEN + byte as usize);
+            crate::raw::prefetch(address + HEADER_LEN + 8 * byte as usize);
+        }
+    }
+}
+
+/// Every page of a [`MemoryNodeStore`] counts as verified: the store is one page of `1 << 63`
+/// bytes whose bit is set.
+static MEMORY_STORE_VERIFIED: [AtomicU64; 1] = [AtomicU64::new(1)];
 
 /// Receives node images written by [`Tree::persist`] (implemented by the engine's store).
 pub trait NodeSink {
@@ -88,6 +174,10 @@ impl NodeSource for MemoryNodeStore {
             .and_then(|start| self.bytes.get(start..))
             .filter(|bytes| !bytes.is_empty())
             .ok_or_else(|| Error::persisted(offset, "offset past the end of the store"))
+    }
+
+    fn quick_region(&self) -> Option<QuickRegion<'_>> {
+        Some(QuickRegion::new(&self.bytes, &MEMORY_STORE_VERIFIED, 63, 0))
     }
 }
 

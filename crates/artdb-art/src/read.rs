@@ -11,6 +11,7 @@
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_LEAF, KIND_PACK};
 use crate::persist::NodeSource;
 use crate::read_fast::{self, Fast};
+use crate::read_persisted::{self, Quick};
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
 
@@ -261,16 +262,43 @@ impl<'a> View<'a> {
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
         check_key(key)?;
+        if word::load(self.root) & word::TAG_MASK == word::TAG_PERSISTED {
+            return self.get_persisted(key, self.root, 0);
+        }
         // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its heap
         // images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
         match unsafe { read_fast::get(self.root, key) } {
             Fast::Done(value) => Ok(value),
-            Fast::Slow(slot, depth) => self.get_slow(key, slot, depth),
+            Fast::Slow(slot, depth) => self.get_persisted(key, slot, depth),
         }
     }
 
-    /// The checked general path of `get`, from `slot` at `depth` (reached through heap nodes
-    /// only, so with no persisted parent).
+    /// `get` from `slot` at `depth` where the heap fast path stopped (reached through heap
+    /// nodes only, so with no persisted parent): through persisted inner nodes on the quick
+    /// path when the source offers a [`crate::QuickRegion`], then the checked general path for
+    /// whatever is left. Not `#[cold]`: this is every lookup of a persisted tree.
+    #[inline(never)]
+    fn get_persisted(
+        &self,
+        key: &[u8],
+        slot: &'a [u8; 8],
+        depth: usize,
+    ) -> Result<Option<&'a [u8]>, Error> {
+        if let Some(region) = self
+            .resolver
+            .source
+            .and_then(|source| source.quick_region())
+        {
+            return match read_persisted::get(region, slot, depth, None, key) {
+                Quick::Done(value) => Ok(value),
+                Quick::Slow(slot, depth, parent) => self.get_slow(key, slot, depth, parent),
+            };
+        }
+        self.get_slow(key, slot, depth, None)
+    }
+
+    /// The checked general path of `get`, from `slot` at `depth` below the persisted node at
+    /// `parent` (if any).
     #[cold]
     #[inline(never)]
     fn get_slow(
@@ -278,8 +306,8 @@ impl<'a> View<'a> {
         key: &[u8],
         mut slot: &'a [u8; 8],
         mut depth: usize,
+        mut parent: Option<u64>,
     ) -> Result<Option<&'a [u8]>, Error> {
-        let mut parent = None;
         loop {
             match word::decode(word::load(slot)) {
                 Word::Inline(len) => {

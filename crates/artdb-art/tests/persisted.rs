@@ -429,3 +429,40 @@ proptest! {
         }
     }
 }
+
+/// Persisted roots that are a leaf or a pack, with header bytes that an inner node would read as
+/// a short prefix at depth 0 (a leaf's value length 7; a pack's spare count and prefix length):
+/// lookups must take their kind first (regression: the persisted lookup fast path compared such
+/// bytes as a prefix and answered "absent").
+#[test]
+fn persisted_leaf_and_pack_roots_answer_lookups() {
+    let long_key = b"abcdefghijklmnopqrstuvwxyz".to_vec();
+    let cases: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![
+        vec![(long_key.clone(), b"1234567".to_vec())],
+        vec![(long_key.clone(), vec![9u8; 3])],
+        (0u8..6)
+            .map(|i| {
+                let mut key = long_key.clone();
+                key[25] = b'a' + i;
+                (key, vec![i; 7])
+            })
+            .collect(),
+    ];
+    for pairs in cases {
+        let mut tree = Tree::new();
+        for (key, value) in &pairs {
+            tree.insert(key, value).unwrap();
+        }
+        let mut store = MemoryNodeStore::new();
+        let root = tree.persist(&mut store).unwrap();
+        let tree = Tree::open(root, pairs.len() as u64, Arc::new(store)).unwrap();
+        tree.verify().unwrap();
+        for (key, value) in &pairs {
+            assert_eq!(tree.get(key).unwrap(), Some(&value[..]), "{key:?}");
+            let mut other = key.clone();
+            other[25] = b'#';
+            assert_eq!(tree.get(&other).unwrap(), None);
+            assert_eq!(tree.get(&key[..7]).unwrap(), None);
+        }
+    }
+}

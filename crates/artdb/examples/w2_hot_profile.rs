@@ -1,6 +1,6 @@
 //! W2's hot lookups (5,000 keys spaced N/5,000 apart, every value checked), on the persisted
 //! tree through `Db` and on the same tree built in the heap, repeated for profiling:
-//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES`.
+//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore]`.
 use std::time::Instant;
 
 use artdb::{Db, Options};
@@ -21,22 +21,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = Db::open(&path, Options::default())?;
     let read = db.read();
     let table = read.table("t")?;
-    let tree = artdb_art::Tree::bulk_build((0..n).map(|i| (key(i), row_id(i))))?;
+    let mut tree = artdb_art::Tree::bulk_build((0..n).map(|i| (key(i), row_id(i))))?;
+    let mode = args.next().unwrap_or_default();
+    // `memstore`: the second side is the tree persisted into a `MemoryNodeStore` (images in a
+    // heap vector, read through the persisted path), instead of the heap tree.
+    if mode == "memstore" {
+        let mut store = artdb_art::MemoryNodeStore::new();
+        let root = tree.persist(&mut store)?;
+        tree = artdb_art::Tree::open(root, n, std::sync::Arc::new(store))?;
+    }
     let mut bad = 0u64;
     // Passes alternate between the two, so both see the same machine; medians of the passes.
     let (mut persisted, mut heap) = (Vec::new(), Vec::new());
+    // `grouped` (4th argument) runs every persisted pass first, then every heap pass, so neither
+    // side's working set (cache lines, TLB entries) is evicted by the other's between passes.
+    let grouped = mode == "grouped";
     for pass in 0..=passes {
-        let start = Instant::now();
-        for &k in &keys {
-            if table.get(&key(k))? != Some(&row_id(k)[..]) {
-                bad += 1;
+        if !grouped || pass == 0 {
+            for pass in pass..if grouped { passes + 1 } else { pass + 1 } {
+                let start = Instant::now();
+                for &k in &keys {
+                    if table.get(&key(k))? != Some(&row_id(k)[..]) {
+                        bad += 1;
+                    }
+                }
+                let elapsed = start.elapsed().as_secs_f64();
+                if pass == 0 {
+                    println!("persisted first pass: {:.3} ms", elapsed * 1e3);
+                } else {
+                    persisted.push(elapsed);
+                }
             }
-        }
-        let elapsed = start.elapsed().as_secs_f64();
-        if pass == 0 {
-            println!("persisted first pass: {:.3} ms", elapsed * 1e3);
-        } else {
-            persisted.push(elapsed);
         }
         let start = Instant::now();
         for &k in &keys {

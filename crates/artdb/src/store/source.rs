@@ -242,4 +242,21 @@ impl artdb_art::NodeSource for PageSource {
         }
         window.map.bytes(offset, (data_end - offset) as usize)
     }
+
+    /// The current window up to the data end, its verified bits, and the page layout: what
+    /// `node_image_quick` checks, handed over once per lookup.
+    #[inline]
+    fn quick_region(&self) -> Option<artdb_art::QuickRegion<'_>> {
+        let data_end = self.data_end();
+        let window = self.window();
+        let bytes = window.map.bytes(0, usize::try_from(data_end).ok()?)?;
+        Some(artdb_art::QuickRegion::new(
+            bytes,
+            &window.verified,
+            PAGE_SIZE.trailing_zeros(),
+            PAGE_HEADER_LEN as u64,
+        ))
+    }
 }
+
+const _: () = assert!(PAGE_SIZE.is_power_of_two());
