@@ -170,14 +170,20 @@ impl Structure for Tid {
             ..TidStoreOptions::default()
         };
         let mut store = TidStore::with_options(options)?;
-        let mut offsets = Vec::with_capacity(TUPLES_PER_BLOCK as usize);
-        let mut rest = ids;
-        while let Some(&(block, _)) = rest.first() {
-            offsets.clear();
-            let run = rest.iter().take_while(|(b, _)| *b == block).count();
-            offsets.extend(rest[..run].iter().map(|&(_, offset)| offset));
-            store.set_block_offsets(block, &offsets)?;
-            rest = &rest[run..];
+        // One pass over the ids: a block's offsets are gathered until the block changes (what
+        // vacuum's heap scan hands over per page), then set at once.
+        let mut offsets: Vec<u16> = Vec::with_capacity(TUPLES_PER_BLOCK as usize);
+        let mut current = ids.first().map_or(0, |&(block, _)| block);
+        for &(block, offset) in ids {
+            if block != current {
+                store.set_block_offsets(current, &offsets)?;
+                offsets.clear();
+                current = block;
+            }
+            offsets.push(offset);
+        }
+        if !offsets.is_empty() {
+            store.set_block_offsets(current, &offsets)?;
         }
         // The blocks came in ascending order, so they took the append path; build them into
         // the tree now, inside the timed build, as vacuum would before its lookups.

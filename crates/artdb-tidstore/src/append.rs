@@ -4,8 +4,10 @@
 //! PostgreSQL's vacuum adds dead tuples block by block in ascending block order, then only reads.
 //! A tree insert per block (a descent, and node growth through Node4/16/48/256 or a pack's
 //! copies) costs tens to hundreds of ns; an append here is a vector push, and
-//! [`TidStore::flush_appends`] builds the whole vector with `Tree::bulk_build_slice` (artdb-art's
-//! top-down build from a sorted slice: each node allocated once at its final size).
+//! [`TidStore::flush_appends`] builds the whole vector with `Tree::bulk_build_fixed` (artdb-art's
+//! top-down build from a sorted slice of fixed-width pairs: each node allocated once at its
+//! final size). The vector holds each pair in exactly the form that build takes (`BlockPair`:
+//! the 4-byte key, the value's 7 bytes and its length), so the flush hands it over as it is.
 //!
 //! Invariants (`verify` checks them):
 //! 1. the appended blocks are strictly ascending and all above every block in the tree, so the
@@ -31,7 +33,7 @@
 //! appended blocks one by one. A store that alternates appends and flushes therefore pays at most
 //! a constant factor over a single build (each rebuild at least adds a `1/REBUILD_RATIO` share).
 
-use crate::tree::{BlockKey, BlockTree};
+use crate::tree::{block_pair, pair_block, pair_value, BlockPair, BlockTree};
 use crate::value::{fits_embedded, Encoded, Value};
 use crate::{Error, TidStore};
 
@@ -42,7 +44,7 @@ pub(crate) const REBUILD_RATIO: u64 = 8;
 /// Blocks appended above the tree, ascending, with their encoded values.
 #[derive(Debug, Default)]
 pub(crate) struct Appended {
-    pub(crate) blocks: Vec<(BlockKey, Encoded)>,
+    pub(crate) blocks: Vec<BlockPair>,
 }
 
 impl Appended {
@@ -59,21 +61,24 @@ impl Appended {
     pub(crate) fn covers(&self, block: u32) -> bool {
         self.blocks
             .first()
-            .is_some_and(|(first, _)| block >= first.block())
+            .is_some_and(|first| block >= pair_block(first))
     }
 
     /// Position of `block` in the vector, if appended.
     #[inline]
     pub(crate) fn find(&self, block: u32) -> Option<usize> {
-        let key = BlockKey::new(block);
-        self.blocks.binary_search_by(|(k, _)| k.cmp(&key)).ok()
+        self.blocks
+            .binary_search_by(|pair| pair_block(pair).cmp(&block))
+            .ok()
     }
 
     /// The value of an appended `block`.
     #[inline]
     pub(crate) fn get(&self, block: u32) -> Result<Option<Value>, Error> {
         match self.find(block) {
-            Some(index) => Value::decode(block, self.blocks[index].1.as_bytes()).map(Some),
+            Some(index) => {
+                Value::decode(block, pair_value(&self.blocks[index]).as_bytes()).map(Some)
+            }
             None => Ok(None),
         }
     }
@@ -83,15 +88,15 @@ impl Appended {
         debug_assert!(
             self.blocks
                 .last()
-                .map_or(true, |(last, _)| last.block() < block),
+                .map_or(true, |last| pair_block(last) < block),
             "appended blocks ascend"
         );
-        self.blocks.push((BlockKey::new(block), value));
+        self.blocks.push(block_pair(block, value));
     }
 
     /// Heap bytes of the vector.
     pub(crate) fn bytes(&self) -> usize {
-        self.blocks.capacity() * std::mem::size_of::<(BlockKey, Encoded)>()
+        self.blocks.capacity() * std::mem::size_of::<BlockPair>()
     }
 }
 
@@ -129,8 +134,8 @@ impl TidStore {
     fn flush_by_insert(&mut self) -> Result<(), Error> {
         let mut moved = 0;
         let mut result = Ok(());
-        for (key, value) in &self.appended.blocks {
-            if let Err(error) = self.tree.set(key.block(), value) {
+        for pair in &self.appended.blocks {
+            if let Err(error) = self.tree.set(pair_block(pair), &pair_value(pair)) {
                 result = Err(error);
                 break;
             }
@@ -200,7 +205,7 @@ impl TidStore {
     /// caller flushed first if `block` is inside the appended range but not appended.
     pub(crate) fn write_value(&mut self, block: u32, value: &Value) -> Result<(), Error> {
         if let Some(index) = self.appended.find(block) {
-            self.appended.blocks[index].1 = value.encode();
+            self.appended.blocks[index].1 = value.encode().to_fixed();
             return Ok(());
         }
         debug_assert!(

@@ -199,7 +199,25 @@ impl TidStore {
     /// Blocks given in ascending order (each above every block the store has held) take the
     /// append path: they are kept in a sorted vector and built into the tree at once by
     /// [`TidStore::flush_appends`] (or by the first operation that needs the tree).
+    #[inline]
     pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
+        // The append path's common case, checked and encoded in one pass and inlined into the
+        // caller; anything else (a bitmap's worth of offsets, invalid offsets, an old block)
+        // takes the ordinary path, which checks again and reports what is wrong.
+        if self.above_high_water(block) {
+            if let Some(value) = Encoded::embedded_checked(offsets, self.options.max_offset) {
+                self.append(block, value);
+                self.len += offsets.len() as u64;
+                return Ok(());
+            }
+        }
+        self.set_block_offsets_ordinary(block, offsets)
+    }
+
+    /// `set_block_offsets` for everything but an appended block whose offsets fit the child
+    /// word.
+    #[inline(never)]
+    fn set_block_offsets_ordinary(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
         self.check_offsets(block, offsets)?;
         if !offsets.is_empty() && self.above_high_water(block) {
             return self.append_offsets(block, offsets);

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::value::{Encoded, Value};
+use crate::value::{Encoded, Value, ENCODED_LEN};
 use crate::Error;
 
 /// Bytes of a block key.
@@ -22,26 +22,27 @@ fn key(block: u32) -> [u8; KEY_LEN] {
     block.to_be_bytes()
 }
 
-/// A block number as the tree's key: its 4 big-endian bytes (byte order is block order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct BlockKey([u8; KEY_LEN]);
+/// A block and its encoded value as the append path keeps them and as `Tree::bulk_build_fixed`
+/// takes them: the block's key (4 big-endian bytes: byte order is block order) and the value in
+/// its fixed-width form (`Encoded::to_fixed`). 12 bytes, alignment 1.
+pub(crate) type BlockPair = ([u8; KEY_LEN], [u8; ENCODED_LEN]);
 
-impl BlockKey {
-    #[inline]
-    pub(crate) fn new(block: u32) -> BlockKey {
-        BlockKey(key(block))
-    }
-
-    #[inline]
-    pub(crate) fn block(self) -> u32 {
-        u32::from_be_bytes(self.0)
-    }
+/// The pair of `block` and `value`.
+#[inline]
+pub(crate) fn block_pair(block: u32, value: Encoded) -> BlockPair {
+    (key(block), value.to_fixed())
 }
 
-impl AsRef<[u8]> for BlockKey {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
+/// The block of a pair.
+#[inline]
+pub(crate) fn pair_block(pair: &BlockPair) -> u32 {
+    u32::from_be_bytes(pair.0)
+}
+
+/// The encoded value of a pair.
+#[inline]
+pub(crate) fn pair_value(pair: &BlockPair) -> Encoded {
+    Encoded::from_fixed(pair.1)
 }
 
 fn block_of(key: &[u8]) -> Result<u32, Error> {
@@ -71,21 +72,21 @@ impl BlockTree {
     }
 
     /// A tree of `pairs` (strictly ascending blocks), each node built once at its final size.
-    pub(crate) fn build(pairs: &[(BlockKey, Encoded)]) -> Result<Self, Error> {
+    pub(crate) fn build(pairs: &[BlockPair]) -> Result<Self, Error> {
         Ok(BlockTree {
-            tree: artdb_art::Tree::bulk_build_slice(pairs)?,
+            tree: artdb_art::Tree::bulk_build_fixed(pairs)?,
         })
     }
 
     /// Every block of the tree with its encoded value, ascending (to rebuild it with more).
-    pub(crate) fn pairs(&self) -> Result<Vec<(BlockKey, Encoded)>, Error> {
+    pub(crate) fn pairs(&self) -> Result<Vec<BlockPair>, Error> {
         let mut pairs = Vec::with_capacity(self.tree.len() as usize);
         let mut cursor = self.tree.cursor();
         let mut found = cursor.seek_first()?;
         while found {
             let block = block_of(cursor.key())?;
-            pairs.push((
-                BlockKey::new(block),
+            pairs.push(block_pair(
+                block,
                 Encoded::from_bytes(block, cursor.value())?,
             ));
             found = cursor.next()?;
@@ -142,7 +143,7 @@ impl BlockTree {
 
     /// A cursor over the tree's blocks followed by `appended` (blocks above the tree's, see
     /// `append.rs`).
-    pub(crate) fn cursor<'a>(&'a self, appended: &'a [(BlockKey, Encoded)]) -> BlockCursor<'a> {
+    pub(crate) fn cursor<'a>(&'a self, appended: &'a [BlockPair]) -> BlockCursor<'a> {
         BlockCursor {
             cursor: self.tree.cursor(),
             appended,
@@ -171,7 +172,7 @@ enum At {
 /// per step.
 pub(crate) struct BlockCursor<'a> {
     cursor: artdb_art::Cursor<'a>,
-    appended: &'a [(BlockKey, Encoded)],
+    appended: &'a [BlockPair],
     at: At,
 }
 
@@ -181,10 +182,11 @@ impl BlockCursor<'_> {
         let in_appended = self
             .appended
             .first()
-            .is_some_and(|(first, _)| block >= first.block());
+            .is_some_and(|first| block >= pair_block(first));
         if in_appended {
-            let key = BlockKey::new(block);
-            let index = self.appended.partition_point(|(k, _)| *k < key);
+            let index = self
+                .appended
+                .partition_point(|pair| pair_block(pair) < block);
             return self.appended_entry(index);
         }
         if self.cursor.seek(&key(block))? {
@@ -218,9 +220,12 @@ impl BlockCursor<'_> {
         let index = index.min(self.appended.len());
         self.at = At::Appended(index);
         match self.appended.get(index) {
-            Some((key, value)) => {
-                let block = key.block();
-                Ok(Some((block, Value::decode(block, value.as_bytes())?)))
+            Some(pair) => {
+                let block = pair_block(pair);
+                Ok(Some((
+                    block,
+                    Value::decode(block, pair_value(pair).as_bytes())?,
+                )))
             }
             None => Ok(None),
         }

@@ -96,42 +96,94 @@ pub(crate) enum Value {
     Bitmap(Handle),
 }
 
-/// An encoded value: the bytes handed to the tree.
+/// An encoded value: the bytes handed to the tree, in the fixed-width form of artdb-art's
+/// `Tree::bulk_build_fixed` (bytes `0..len` the value, zero after it, byte 7 the length `len`),
+/// so the append path's vector can be built into the tree as it is.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Encoded {
-    bytes: [u8; VALUE_LEN_MAX],
-    len: u8,
-}
+pub(crate) struct Encoded([u8; ENCODED_LEN]);
+
+/// Bytes of an [`Encoded`] value.
+pub(crate) const ENCODED_LEN: usize = 8;
+
+/// Byte of an [`Encoded`] value that holds its length.
+const ENCODED_LEN_AT: usize = 7;
+
+const _: () = assert!(
+    VALUE_LEN_MAX == ENCODED_LEN_AT,
+    "the length byte follows the longest value"
+);
 
 impl Encoded {
+    #[inline]
     pub(crate) fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..usize::from(self.len)]
+        let len = usize::from(self.0[ENCODED_LEN_AT]).min(VALUE_LEN_MAX);
+        &self.0[..len]
     }
 
-    /// The encoding of 1 to 3 offsets (strictly ascending, none 0): what
-    /// `Value::embedded(offsets).encode()` gives, in one step (the append path's common case).
+    /// The fixed-width form handed to `Tree::bulk_build_fixed`.
+    #[inline]
+    pub(crate) fn to_fixed(self) -> [u8; ENCODED_LEN] {
+        self.0
+    }
+
+    /// An encoded value of the form `to_fixed` gave.
+    #[inline]
+    pub(crate) fn from_fixed(fixed: [u8; ENCODED_LEN]) -> Encoded {
+        Encoded(fixed)
+    }
+
+    /// The value whose bytes are the little-endian `bits` (zero above `len` bytes), `len` long.
+    #[inline]
+    fn from_bits(bits: u64, len: usize) -> Encoded {
+        debug_assert!(len <= VALUE_LEN_MAX && bits >> (8 * len) == 0);
+        Encoded((bits | (len as u64) << (8 * ENCODED_LEN_AT)).to_le_bytes())
+    }
+
+    /// The encoding of 1 to 5 offsets that fit the child word ([`fits_embedded`], strictly
+    /// ascending, none 0): what `Value::embedded(offsets).encode()` gives, in one step.
     #[inline]
     pub(crate) fn embedded(offsets: &[u16]) -> Encoded {
         debug_assert!(fits_embedded(offsets), "{offsets:?}");
-        let mut bytes = [0u8; VALUE_LEN_MAX];
         if offsets.len() > WIDE_OFFSETS_MAX {
             let mut packed = 0u64;
             for (i, &offset) in offsets.iter().enumerate() {
                 packed |= u64::from(offset) << (PACKED_OFFSET_BITS * i as u32);
             }
-            bytes.copy_from_slice(&packed.to_le_bytes()[..VALUE_LEN_MAX]);
-            return Encoded {
-                bytes,
-                len: VALUE_LEN_MAX as u8,
-            };
+            return Encoded::from_bits(packed, VALUE_LEN_MAX);
         }
-        for (chunk, offset) in bytes.chunks_exact_mut(2).zip(offsets) {
-            chunk.copy_from_slice(&offset.to_le_bytes());
+        let mut wide = 0u64;
+        for (i, &offset) in offsets.iter().enumerate() {
+            wide |= u64::from(offset) << (16 * i);
         }
-        Encoded {
-            bytes,
-            len: (offsets.len() * 2) as u8,
+        Encoded::from_bits(wide, offsets.len() * 2)
+    }
+
+    /// The encoding of `offsets` if they are valid (strictly ascending, each in
+    /// `1..=max_offset`) and fit the child word; `None` otherwise (empty, a bitmap's worth, or
+    /// invalid: the caller's ordinary path then checks them and reports the error). One pass,
+    /// branch-free per offset: the append path's common case.
+    #[inline]
+    pub(crate) fn embedded_checked(offsets: &[u16], max_offset: u16) -> Option<Encoded> {
+        let count = offsets.len();
+        if count == 0 || count > EMBEDDED_OFFSETS_MAX {
+            return None;
         }
+        let (mut previous, mut valid) = (0u16, true);
+        let (mut wide, mut packed) = (0u64, 0u64);
+        for (i, &offset) in offsets.iter().enumerate() {
+            valid &= (offset > previous) & (offset <= max_offset);
+            previous = offset;
+            wide |= u64::from(offset) << (16 * (i % 4));
+            packed |= u64::from(offset) << (PACKED_OFFSET_BITS * i as u32);
+        }
+        if !valid {
+            return None;
+        }
+        if count <= WIDE_OFFSETS_MAX {
+            return Some(Encoded::from_bits(wide, count * 2));
+        }
+        // `previous` is the highest offset.
+        (previous <= PACKED_OFFSET_MAX).then(|| Encoded::from_bits(packed, VALUE_LEN_MAX))
     }
 
     /// The bytes of a value read from the tree for `block`, checked by decoding them.
@@ -158,21 +210,14 @@ impl Value {
     }
 
     pub(crate) fn encode(&self) -> Encoded {
-        let mut bytes = [0u8; VALUE_LEN_MAX];
-        let len = match self {
-            Value::Embedded(offsets) => {
-                return Encoded::embedded(&offsets[..embedded_len(offsets)])
-            }
+        match self {
+            Value::Embedded(offsets) => Encoded::embedded(&offsets[..embedded_len(offsets)]),
             Value::Bitmap(handle) => {
-                bytes[0..4].copy_from_slice(&handle.index.to_le_bytes());
-                bytes[4..6].copy_from_slice(&handle.words.to_le_bytes());
-                bytes[6] = HANDLE_MARKER;
-                HANDLE_LEN
+                let bits = u64::from(handle.index)
+                    | u64::from(handle.words) << 32
+                    | u64::from(HANDLE_MARKER) << 48;
+                Encoded::from_bits(bits, HANDLE_LEN)
             }
-        };
-        Encoded {
-            bytes,
-            len: len as u8,
         }
     }
 
@@ -304,6 +349,55 @@ mod tests {
             Value::embedded(&[5, 300]).encode().as_bytes(),
             [5, 0, 44, 1]
         );
+    }
+
+    /// The append path's one-pass check and encoding against the ordinary path's steps (check
+    /// each offset and the order, `fits_embedded`, `Value::embedded(..).encode()`), for every
+    /// list of up to 5 offsets drawn from values at the edges, valid or not, and a few longer.
+    #[test]
+    fn embedded_checked_matches_the_checked_path() {
+        let edges = [0u16, 1, 2, 290, 291, 2047, 2048, u16::MAX];
+        let reference = |offsets: &[u16], max_offset: u16| {
+            let in_range = offsets.iter().all(|&o| (1..=max_offset).contains(&o));
+            let ascending = offsets.windows(2).all(|pair| pair[0] < pair[1]);
+            (in_range && ascending && fits_embedded(offsets))
+                .then(|| Value::embedded(offsets).encode())
+        };
+        let mut lists: Vec<Vec<u16>> = vec![
+            vec![],
+            vec![1, 2, 3, 4, 5, 6],
+            vec![3, 9, 12, 40, 41, 42, 43],
+        ];
+        for len in 1..=EMBEDDED_OFFSETS_MAX {
+            for code in 0..edges.len().pow(len as u32) {
+                let mut rest = code;
+                let list = (0..len)
+                    .map(|_| {
+                        let offset = edges[rest % edges.len()];
+                        rest /= edges.len();
+                        offset
+                    })
+                    .collect();
+                lists.push(list);
+            }
+        }
+        for max_offset in [291, 2047, 2048, u16::MAX] {
+            for list in &lists {
+                let fast = Encoded::embedded_checked(list, max_offset);
+                let slow = reference(list, max_offset);
+                assert_eq!(
+                    fast.map(|e| e.as_bytes().to_vec()),
+                    slow.map(|e| e.as_bytes().to_vec()),
+                    "{list:?} with max_offset {max_offset}"
+                );
+                if let Some(fast) = fast {
+                    assert_eq!(
+                        Encoded::from_fixed(fast.to_fixed()).as_bytes(),
+                        fast.as_bytes()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
