@@ -170,20 +170,27 @@ impl Structure for Tid {
             ..TidStoreOptions::default()
         };
         let mut store = TidStore::with_options(options)?;
-        // One pass over the ids: a block's offsets are gathered until the block changes (what
-        // vacuum's heap scan hands over per page), then set at once.
+        // Each block's offsets gathered (what vacuum's heap scan hands over per page), then set
+        // at once. The ids are sorted, so if the id 8 ahead is in the block so are those
+        // between: long runs (dense) are copied 8 at a time, short ones (random, sparse) id by
+        // id, one pass either way. Callgrind, whole TidStore build at 100M tuples, random /
+        // dense: 76.7M / 171.7M instructions this way, 81.6M / 207.8M counting each run first
+        // and then copying it, 72.7M / 261.6M pushing id by id.
         let mut offsets: Vec<u16> = Vec::with_capacity(TUPLES_PER_BLOCK as usize);
-        let mut current = ids.first().map_or(0, |&(block, _)| block);
-        for &(block, offset) in ids {
-            if block != current {
-                store.set_block_offsets(current, &offsets)?;
-                offsets.clear();
-                current = block;
+        let mut rest = ids;
+        while let Some(&(block, _)) = rest.first() {
+            offsets.clear();
+            let mut run = 0;
+            while rest.get(run + 7).is_some_and(|&(b, _)| b == block) {
+                offsets.extend(rest[run..run + 8].iter().map(|&(_, offset)| offset));
+                run += 8;
             }
-            offsets.push(offset);
-        }
-        if !offsets.is_empty() {
-            store.set_block_offsets(current, &offsets)?;
+            while let Some(&(_, offset)) = rest.get(run).filter(|&&(b, _)| b == block) {
+                offsets.push(offset);
+                run += 1;
+            }
+            store.set_block_offsets(block, &offsets)?;
+            rest = &rest[run..];
         }
         // The blocks came in ascending order, so they took the append path; build them into
         // the tree now, inside the timed build, as vacuum would before its lookups.

@@ -33,6 +33,7 @@
 //! appended blocks one by one. A store that alternates appends and flushes therefore pays at most
 //! a constant factor over a single build (each rebuild at least adds a `1/REBUILD_RATIO` share).
 
+use crate::bitmap;
 use crate::tree::{block_pair, pair_block, pair_value, BlockPair, BlockTree};
 use crate::value::{fits_embedded, Encoded, Value};
 use crate::{Error, TidStore};
@@ -183,6 +184,43 @@ impl TidStore {
         Ok(())
     }
 
+    /// Appends a new block (above the high-water mark) whose offsets need a bitmap, if they are
+    /// valid (strictly ascending, each in `1..=max_offset`); returns `false`, having done
+    /// nothing, if they are not (the caller's checks then report why) or if there are none.
+    ///
+    /// `set_block_offsets`'s append path for blocks with many offsets (W4's dense pattern: 291
+    /// per block; 8% of the random pattern's blocks): one pass checks the offsets, the next sets
+    /// their bits in freshly allocated words, which the storage hands out zeroed. The ordinary
+    /// path checked each offset through `check_offset`, then zeroed the words again and set
+    /// each bit through `bitmap::set`.
+    pub(crate) fn append_bitmap_checked(
+        &mut self,
+        block: u32,
+        offsets: &[u16],
+    ) -> Result<bool, Error> {
+        let max_offset = self.options.max_offset;
+        let (mut highest, mut valid) = (0u16, !offsets.is_empty());
+        for &offset in offsets {
+            valid &= (offset > highest) & (offset <= max_offset);
+            highest = offset;
+        }
+        if !valid {
+            return Ok(false);
+        }
+        // Called after `Encoded::embedded_checked` declined valid offsets: they need a bitmap.
+        debug_assert!(!fits_embedded(offsets), "{offsets:?} fit the child word");
+        let handle = self.storage.alloc(bitmap::words_for(highest))?;
+        let words = self.bitmap_mut(block, handle)?;
+        for &offset in offsets {
+            if let Some(word) = words.get_mut(usize::from(offset) / 64) {
+                *word |= 1 << (offset % 64);
+            }
+        }
+        self.append(block, Value::Bitmap(handle).encode());
+        self.len += offsets.len() as u64;
+        Ok(true)
+    }
+
     /// Flushes the appended blocks if `block` falls in their range and is not one of them (the
     /// tree may only take blocks below the appended ones).
     pub(crate) fn flush_if_inside(&mut self, block: u32) -> Result<(), Error> {
@@ -237,6 +275,43 @@ mod tests {
         assert_eq!((store.appended.len(), store.tree.len()), (0, 3));
         assert!(store.contains(9, 6).unwrap());
         store.verify().unwrap();
+    }
+
+    #[test]
+    fn bitmap_blocks_are_appended_after_one_check() {
+        for insert_only in [false, true] {
+            let options = TidStoreOptions {
+                insert_only,
+                max_offset: 3000,
+            };
+            let mut store = TidStore::with_options(options).unwrap();
+            store.set_block_offsets(1, &[1, 2, 3, 4, 5, 6]).unwrap();
+            store.set_block_offsets(2, &[1, 2, 3, 2048]).unwrap(); // 4, one above 2047
+            store.set_block_offsets(3, &[7, 3000]).unwrap();
+            let invalid: [&[u16]; 4] = [
+                &[1, 2, 3, 4, 6, 5],
+                &[0, 1, 2, 3, 4, 5],
+                &[1, 2, 3, 4, 5, 3001],
+                &[4, 4, 5, 6, 7, 8],
+            ];
+            for offsets in invalid {
+                let error = store.set_block_offsets(9, offsets).unwrap_err();
+                assert!(matches!(
+                    error,
+                    Error::OffsetsUnsorted { block: 9, .. }
+                        | Error::OffsetOutOfRange { block: 9, .. }
+                ));
+            }
+            assert_eq!((store.appended.len(), store.len()), (3, 12));
+            assert!(store.contains(2, 2048).unwrap() && !store.contains(2, 2047).unwrap());
+            assert!(!store.block_offsets(1).unwrap().is_embedded());
+            store.verify().unwrap();
+            store.flush_appends().unwrap();
+            let ids: Vec<(u32, u16)> = store.ids().collect::<Result<_, _>>().unwrap();
+            assert_eq!(ids.len(), 12);
+            assert_eq!(ids[6..10], [(2, 1), (2, 2), (2, 3), (2, 2048)]);
+            store.verify().unwrap();
+        }
     }
 
     #[test]

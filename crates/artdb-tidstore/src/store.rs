@@ -218,6 +218,9 @@ impl TidStore {
     /// word.
     #[inline(never)]
     fn set_block_offsets_ordinary(&mut self, block: u32, offsets: &[u16]) -> Result<(), Error> {
+        if self.above_high_water(block) && self.append_bitmap_checked(block, offsets)? {
+            return Ok(());
+        }
         self.check_offsets(block, offsets)?;
         if !offsets.is_empty() && self.above_high_water(block) {
             return self.append_offsets(block, offsets);
@@ -368,7 +371,7 @@ impl TidStore {
             .ok_or(Error::CorruptValue { block, kind })
     }
 
-    fn bitmap_mut(&mut self, block: u32, handle: Handle) -> Result<&mut [u64], Error> {
+    pub(crate) fn bitmap_mut(&mut self, block: u32, handle: Handle) -> Result<&mut [u64], Error> {
         let kind = "its bitmap handle names no bitmap";
         self.storage
             .get_mut(handle)
