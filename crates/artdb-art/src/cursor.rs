@@ -251,17 +251,26 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the next key; `false` (and invalid) when it runs off the end.
     #[allow(clippy::should_implement_trait)]
+    #[inline]
     pub fn next(&mut self) -> Result<bool, Error> {
         if !self.valid {
             return Ok(false);
+        }
+        // The common step, inside a pack, inline; leaving one (and every other step) out of line.
+        if self.step_in_pack(true) {
+            return Ok(true);
         }
         self.step_forward()
     }
 
     /// Moves to the previous key; `false` (and invalid) when it runs off the start.
+    #[inline]
     pub fn prev(&mut self) -> Result<bool, Error> {
         if !self.valid {
             return Ok(false);
+        }
+        if self.step_in_pack(false) {
+            return Ok(true);
         }
         self.step_backward()
     }
@@ -283,8 +292,16 @@ impl<'a> Cursor<'a> {
     }
 
     /// Steps within the current pack; `false` when it has no entry in that direction.
+    ///
+    /// The key buffer already holds a suffix of this pack after `base` (every entry's suffix has
+    /// the pack's width), so the step overwrites those bytes in place: no truncate, push or
+    /// length check of the buffer, no new frame (W1's seek + 100 next spends most of its
+    /// instructions here).
+    #[inline(always)]
     fn step_in_pack(&mut self, forward: bool) -> bool {
-        let Some(frame) = self.pack else { return false };
+        let Some(frame) = self.pack.as_mut() else {
+            return false;
+        };
         let next = if forward {
             frame.index + 1
         } else {
@@ -294,11 +311,34 @@ impl<'a> Cursor<'a> {
             self.pack = None;
             return false;
         }
-        self.key.truncate(frame.base);
-        self.enter_pack(frame.pack, next)
+        frame.index = next;
+        let (first, rest, value) = frame.pack.entry(next);
+        let base = frame.base;
+        match self.key.get_mut(base..) {
+            Some([slot, tail @ ..]) if tail.len() == rest.len() => {
+                *slot = first;
+                if rest.len() <= 8 {
+                    // Short suffixes (W1's keys: 0 to 7 bytes after the first) byte by byte: a
+                    // copy of unknown length would call memcpy.
+                    for (to, from) in tail.iter_mut().zip(rest) {
+                        *to = *from;
+                    }
+                } else {
+                    tail.copy_from_slice(rest);
+                }
+            }
+            _ => {
+                // Not reached (the buffer holds a suffix of this pack's width); rebuilt anyway.
+                self.key.truncate(base);
+                self.key.push(first);
+                self.key.extend_from_slice(rest);
+            }
+        }
+        self.arrive(value)
     }
 
     /// Advances from the top frame's position to the next entry in key order.
+    #[inline(never)]
     fn step_forward(&mut self) -> Result<bool, Error> {
         if self.step_in_pack(true) {
             return Ok(true);
@@ -327,6 +367,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Moves from the top frame's position to the previous entry in key order.
+    #[inline(never)]
     fn step_backward(&mut self) -> Result<bool, Error> {
         if self.step_in_pack(false) {
             return Ok(true);
