@@ -11,7 +11,10 @@
 
 use crate::cow;
 use crate::cursor::common_prefix_len;
-use crate::node::{self, alloc_pack_spare, build_inner, fits_pack, EntryList, Shape};
+use crate::node::{
+    self, alloc_pack_spare, build_inner, dense_image_len, fill_dense_image, fits_pack, EntryList,
+    Shape, DENSE_ENTRIES,
+};
 use crate::persist::{checked_write, write_leaf, NodeSink};
 use crate::read::{check_key, Resolver};
 use crate::tree::{check_value, value_word, Tree};
@@ -163,6 +166,27 @@ fn merge_widths(widths: Widths, end: usize, key_len: usize, value_len: usize) ->
         Widths::Uniform(k, v) if fits && k == key_len && v == value_len => widths,
         _ => Widths::Mixed,
     }
+}
+
+/// The value width when `open` (settled) is a full run of 256 one-byte suffixes whose values are
+/// inline words of one length and it has no value slot: the shape a dense pack replaces.
+fn dense_value_width(open: &OpenNode) -> Option<usize> {
+    if open.value != 0 || open.entries.len() != DENSE_ENTRIES {
+        return None;
+    }
+    let mut width = None;
+    for &(_, child) in &open.entries {
+        let Child::Word(bits) = child else {
+            return None;
+        };
+        let Word::Inline(len) = word::decode(bits) else {
+            return None;
+        };
+        if *width.get_or_insert(len) != len {
+            return None;
+        }
+    }
+    width
 }
 
 impl<'s> Builder<'s> {
@@ -359,6 +383,9 @@ impl<'s> Builder<'s> {
             return Ok(());
         };
         let depth = parent_end.map_or(0, |end| end + 1);
+        if let Some(value_width) = dense_value_width(&open) {
+            return self.close_dense(open, depth, value_width);
+        }
         if self.sink.is_some() {
             // Straight to the sink: the image is composed in a reused buffer, so no heap node is
             // allocated, copied and freed per node (persisted images carry version 0).
@@ -414,6 +441,46 @@ impl<'s> Builder<'s> {
         let bits = build_inner(node::kind_for(entries.len()), &shape, &entries);
         self.recycle(open.entries);
         self.pending = Some(Pending::Node(self.emit(bits)?, open.keys));
+        Ok(())
+    }
+
+    /// Completes `open` (256 inline values of `value_width` bytes, no value slot; its word sits
+    /// at `depth`) as a dense pack instead of a Node256: 16 + prefix + 256 x `value_width`
+    /// bytes instead of 2,080 (W2's leaf level; node/pack.rs). With a sink the image is composed
+    /// in the scratch buffer, as for inner nodes.
+    fn close_dense(
+        &mut self,
+        open: OpenNode,
+        depth: usize,
+        value_width: usize,
+    ) -> Result<(), Error> {
+        let prefix = &self.last[depth..open.end];
+        let entries = &open.entries;
+        let fill = |writer: &mut node::PackWriter<'_>| {
+            for &(byte, child) in entries {
+                if let Child::Word(bits) = child {
+                    let slot = bits.to_le_bytes();
+                    writer.push(byte, &[], word::inline_value(&slot, value_width));
+                }
+            }
+        };
+        let bits = if self.sink.is_some() {
+            let mut image = std::mem::take(&mut self.scratch);
+            image.clear();
+            image.resize(dense_image_len(prefix.len(), value_width), 0);
+            fill_dense_image(&mut image, prefix, value_width, 0, fill);
+            let written = match self.sink.as_deref_mut() {
+                Some(sink) => checked_write(sink, &image, None),
+                None => Ok(0),
+            };
+            self.scratch = image;
+            word::persisted(written?)
+        } else {
+            alloc_pack_spare(prefix, 1, value_width, DENSE_ENTRIES, 0, BULK_VERSION, fill)
+        };
+        let keys = open.keys;
+        self.recycle(open.entries);
+        self.pending = Some(Pending::Node(bits, keys));
         Ok(())
     }
 
@@ -628,7 +695,14 @@ impl Tree {
             .feed(pairs)
             .and_then(|len| Ok((builder.finish()?, len)));
         match result {
-            Ok((root, len)) => Ok(Tree::with_root(root, len, None)),
+            Ok((root, len)) => {
+                let mut tree = Tree::with_root(root, len, None);
+                // The built nodes carry the writer's first version (`BULK_VERSION`): the tree
+                // counts as changed, so its first snapshot moves the writer to the next version
+                // and later writes copy what the snapshot reads instead of changing it in place.
+                tree.parts_mut().1.dirty = true;
+                Ok(tree)
+            }
             Err(error) => {
                 builder.discard();
                 Err(error)

@@ -72,7 +72,8 @@ impl Writer {
     }
 
     /// Inserts `suffix` (absent, of the pack's widths) at entry `at` of the pack in `slot`: in
-    /// place into a spare slot when the pack is writable, else into a copy.
+    /// place into a spare slot when the pack is writable, else into a copy. The 256th entry of
+    /// a one-byte-suffix pack always goes into a copy, which is built dense (node/pack.rs).
     fn pack_insert_at(
         &mut self,
         slot: &mut [u8; 8],
@@ -82,15 +83,20 @@ impl Writer {
         value: &[u8],
     ) {
         let bits = word::load(slot);
-        let spare = pack.spare() > 0;
-        match self.writable_pack(bits, pack.version) {
-            Some(mut writable) if spare => {
+        let becomes_dense = pack.key_width == 1 && pack.count() + 1 == node::DENSE_ENTRIES;
+        let writable = if pack.spare() > 0 && !becomes_dense {
+            self.writable_pack(bits, pack.version)
+        } else {
+            None
+        };
+        match writable {
+            Some(mut writable) => {
                 writable.insert(at, suffix, value);
                 // The last spare slot taken: the word's hint now says full (word.rs).
                 let full = pack.spare() == 1;
                 *slot = word::with_pack_full(bits, full).to_le_bytes();
             }
-            _ => {
+            None => {
                 *slot = rebuild(
                     self.version,
                     pack,
@@ -174,8 +180,9 @@ impl Writer {
         let bits = word::load(slot);
         let old = pack.entry(index).2.to_vec();
         // In place only while the spare count (one more after this removal) fits its byte; a
-        // pack emptied further is rebuilt with count / 8 spare slots.
-        if pack.count() > 2 && pack.spare() < u8::MAX as usize {
+        // pack emptied further is rebuilt with count / 8 spare slots. A dense pack has no fence
+        // to shift: it is rebuilt as an ordinary pack of 255 entries.
+        if pack.count() > 2 && pack.spare() < u8::MAX as usize && !pack.dense {
             if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                 writable.remove(index);
                 *slot = word::with_pack_full(bits, false).to_le_bytes();

@@ -8,7 +8,7 @@
 //! (kind, length, count, depth, and that a persisted child lies at a smaller offset than its
 //! persisted parent, which bounds every descent) and returns `Error::Persisted`, never panics.
 
-use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_LEAF, KIND_PACK};
+use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK};
 use crate::persist::NodeSource;
 use crate::read_fast::{self, Fast};
 use crate::read_persisted::{self, Quick};
@@ -31,7 +31,7 @@ pub(crate) enum Entry<'a> {
 #[inline]
 fn leaf_entry(image: &[u8]) -> Result<Entry<'_>, &'static str> {
     match image.first() {
-        Some(&KIND_PACK) => Ok(Entry::Pack(PackRef::from_image(image)?)),
+        Some(&KIND_PACK) | Some(&KIND_DENSE) => Ok(Entry::Pack(PackRef::from_image(image)?)),
         _ => Ok(Entry::Leaf(LeafRef::from_image(image)?)),
     }
 }
@@ -110,7 +110,7 @@ impl<'a> Resolver<'a> {
             .ok_or_else(|| Error::persisted(offset, "the tree has no node source"))?;
         let bytes = source.node_image(offset)?;
         match bytes.first() {
-            Some(&KIND_LEAF) | Some(&KIND_PACK) => {
+            Some(&KIND_LEAF) | Some(&KIND_PACK) | Some(&KIND_DENSE) => {
                 let entry = leaf_entry(bytes).map_err(|r| Error::persisted(offset, r))?;
                 let key_len = match entry {
                     Entry::Leaf(leaf) => depth + leaf.suffix.len(),
@@ -206,6 +206,23 @@ impl<'a> Resolver<'a> {
             Some(child) => PersistedStep::Descend(child, at + 1),
             None => PersistedStep::Done(None),
         })
+    }
+
+    /// A lookup of `key` in the persisted image at `offset` (reached at `depth` from a node
+    /// persisted at `parent`) if it is a well-formed dense pack (`node::dense_get`); `None`
+    /// leaves it to the general path, which reports anything wrong.
+    #[inline]
+    fn dense_get(
+        &self,
+        offset: u64,
+        parent: Option<u64>,
+        depth: usize,
+        key: &[u8],
+    ) -> Option<Option<&'a [u8]>> {
+        if parent.is_some_and(|parent| offset >= parent) {
+            return None;
+        }
+        node::dense_get(self.source?.node_image_quick(offset)?, key, depth)
     }
 
     /// The value held by a value-slot word (inline, or a leaf with an empty suffix).
@@ -325,7 +342,13 @@ impl<'a> View<'a> {
                             parent = Some(offset);
                             continue;
                         }
-                        PersistedStep::General => {}
+                        PersistedStep::General => {
+                            // A dense pack (W2's leaf level) is read in place (node/pack.rs).
+                            if let Some(value) = self.resolver.dense_get(offset, parent, depth, key)
+                            {
+                                return Ok(value);
+                            }
+                        }
                     }
                 }
                 _ => {}

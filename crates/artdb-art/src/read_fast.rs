@@ -15,8 +15,7 @@
 
 use crate::node::{
     self, probe, probe_fence, probe_records, Header, LeafRef, Node16, Node256, Node4, Node48,
-    Probe, HEADER_LEN, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, KIND_PACK,
-    PREFIX_INLINE_LEN_MAX,
+    Probe, HEADER_LEN, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -126,7 +125,7 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
             // written or freed during 'a (caller).
             let image = unsafe { node::heap_leaf_image::<'a>(address) };
             let rest = key.get(depth..).unwrap_or_default();
-            if image.first() == Some(&KIND_PACK) {
+            if node::is_pack_image(image) {
                 if !SPLIT_PACKS {
                     return Step::Done(probe(image, key, depth));
                 }

@@ -82,6 +82,10 @@ pub(crate) fn get<'a>(
                     && header.depth() == depth
                     && depth + prefix_len < KEY_LEN_MAX;
                 if !well_formed {
+                    // A dense pack (W2's leaf level) is answered here (node/pack.rs).
+                    if let Some(value) = crate::node::dense_get(bytes, key, depth) {
+                        return Quick::Done(value);
+                    }
                     return Quick::Slow(slot, depth, at_parent(parent));
                 }
                 if prefix_len != 0 && !prefix_matches(header, key, depth, prefix_len) {

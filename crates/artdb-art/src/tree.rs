@@ -350,7 +350,7 @@ impl Writer {
             Word::HeapLeaf(address) => {
                 // SAFETY: `bits` was linked in the current tree, so it is live; the view ends here.
                 let image = unsafe { node::heap_leaf_image(address) };
-                let current_pack = image.first() == Some(&node::KIND_PACK)
+                let current_pack = node::is_pack_image(image)
                     && image.get(8..16) == Some(&self.version.to_le_bytes()[..]);
                 if current_pack || self.registry.no_snapshots() {
                     // SAFETY: a pack created in the current version (no snapshot reaches it) or

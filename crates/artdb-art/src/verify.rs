@@ -126,8 +126,10 @@ pub struct Stats {
     pub leaves: u64,
     /// Values stored inline in child words.
     pub inline_values: u64,
-    /// Leaf packs (each holding several keys).
+    /// Leaf packs (each holding several keys), dense packs included.
     pub packs: u64,
+    /// Dense packs among `packs` (256 one-byte suffixes, no fence: node/pack.rs).
+    pub dense_packs: u64,
     /// Nodes and leaves read from persisted images.
     pub persisted: u64,
     /// `depth_histogram[d]`: entries with `d` inner nodes above them.
@@ -377,6 +379,7 @@ pub(crate) fn stats_view(view: &View<'_>) -> Stats {
             }
             Entry::Pack(pack) => {
                 stats.packs += 1;
+                stats.dense_packs += u64::from(pack.dense);
                 if !persisted {
                     stats.heap_bytes += pack.image.len() as u64;
                 }

@@ -168,3 +168,34 @@ fn unsorted_and_duplicate_input_are_errors() {
     let empty: [(&[u8], &[u8]); 0] = [];
     assert!(Tree::bulk_build(empty).unwrap().is_empty());
 }
+
+/// Regression (found with the dense-pack tests, issue 13): a bulk-built tree's nodes carry the
+/// writer's first version, and its first snapshot did not move the writer on (the tree was not
+/// marked changed), so later writes changed nodes and packs in place (or freed them) under the
+/// snapshot.
+#[test]
+fn a_snapshot_of_a_bulk_built_tree_keeps_its_version() {
+    for (keys, width) in [(3000u32, 7usize), (3000, 12), (40, 3)] {
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..keys)
+            .map(|i| ((i * 3).to_be_bytes().to_vec(), vec![i as u8; width]))
+            .collect();
+        let before: BTreeMap<Vec<u8>, Vec<u8>> = pairs.iter().cloned().collect();
+        let mut tree = Tree::bulk_build(pairs).unwrap();
+        let snapshot = tree.snapshot();
+        for i in 0..keys {
+            let key = (i * 3).to_be_bytes();
+            if i % 3 == 0 {
+                tree.remove(&key).unwrap();
+            } else {
+                tree.insert(&key, &[0xEE; 5]).unwrap();
+            }
+            tree.insert(&(i * 3 + 1).to_be_bytes(), &[0xDD; 2]).unwrap();
+        }
+        let seen: BTreeMap<Vec<u8>, Vec<u8>> = snapshot
+            .iter()
+            .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(seen, before, "{keys} keys, {width}-byte values");
+    }
+}

@@ -9,7 +9,7 @@
 //!
 //! | offset | size | field        | meaning                                                    |
 //! |--------|------|--------------|------------------------------------------------------------|
-//! | 0      | 1    | kind         | 1 Node4, 2 Node16, 3 Node48, 4 Node256 (5 leaf, 6 pack)    |
+//! | 0      | 1    | kind         | 1 Node4, 2 Node16, 3 Node48, 4 Node256 (5 leaf, 6 pack, 7 dense pack) |
 //! | 1      | 1    | flags        | reserved, 0                                                |
 //! | 2      | 2    | count        | number of children (u16 LE)                                |
 //! | 4      | 2    | prefix_len   | compressed prefix length in bytes (u16 LE)                 |
@@ -43,8 +43,9 @@ pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
 pub(crate) use pack::{
-    alloc_pack, alloc_pack_spare, fits as fits_pack, probe, probe_fence, probe_records, PackMut,
-    PackRef, Probe,
+    alloc_pack, alloc_pack_spare, dense_get, dense_image_len, fill_dense_image, fits as fits_pack,
+    is_pack_image, probe, probe_fence, probe_records, PackMut, PackRef, PackWriter, Probe,
+    DENSE_ENTRIES,
 };
 pub use pack::{
     pack_capacity_max, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX, PACK_IMAGE_LEN_MAX, PACK_KEY_WIDTH_MAX,
@@ -65,6 +66,9 @@ pub(crate) const KIND_NODE256: u8 = 4;
 pub(crate) const KIND_LEAF: u8 = 5;
 /// Kind byte of a leaf pack.
 pub(crate) const KIND_PACK: u8 = 6;
+/// Kind byte of a dense pack: a full leaf pack of 256 one-byte suffixes whose fence is implicit
+/// (entry `b` holds suffix byte `b`; node/pack.rs).
+pub(crate) const KIND_DENSE: u8 = 7;
 
 /// Children a Node4 holds.
 pub const NODE4_CAPACITY: usize = 4;

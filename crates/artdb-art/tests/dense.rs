@@ -1,0 +1,538 @@
+//! Dense packs (issue 13): a full run of 256 one-byte suffixes with values of one width is kept
+//! as a pack without a fence (node/pack.rs). Model tests against `BTreeMap` over trees that are
+//! bulk-built (in memory and streamed to a `MemoryNodeStore`) or inserted, with full runs, runs
+//! with holes, removals (a dense pack becomes an ordinary pack of 255), re-inserts (it becomes
+//! dense again), values of another width (it bursts), snapshots (copy-on-write of dense packs)
+//! and checkpoints (persisted dense packs read, copied and rewritten); every read path is
+//! compared: `get` of present and absent keys and their neighbours, `get_many`, iteration both
+//! ways, ranges, cursor seek / next / prev; `verify()` after every few steps. Then the typed
+//! errors for corrupt dense-pack images.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
+use proptest::prelude::*;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn scale() -> u32 {
+    std::env::var("ARTDB_TEST_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Key pages: each page is the 256 keys that share all but their last byte (a dense pack's
+/// run). Pages 0 and 1 are siblings, 0x0001_0203 sits alone below a longer shared prefix,
+/// 0x0000_FFFF is the last page under 0x00.
+const PAGES: [u32; 4] = [0, 1, 0x0001_0203, 0x0000_FFFF];
+
+fn key(page: usize, byte: u8) -> Vec<u8> {
+    ((PAGES[page % PAGES.len()] << 8) | u32::from(byte))
+        .to_be_bytes()
+        .to_vec()
+}
+
+fn value(seed: u32, width: usize) -> Vec<u8> {
+    (0..width)
+        .map(|i| (seed.wrapping_mul(31).wrapping_add(i as u32 * 7)) as u8)
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(usize, u8, u32),
+    /// An insert whose value has another width (a pack of this run must burst).
+    InsertOtherWidth(usize, u8, u32),
+    Remove(usize, u8),
+    /// Inserts every missing key of a page (an inserted run becomes dense).
+    Fill(usize, u32),
+    /// Removes every key of a page with this byte modulo 4.
+    Thin(usize, u8),
+    Seek(usize, u8, bool, u8),
+    Range(usize, u8, usize, u8),
+    Snapshot,
+    DropSnapshots,
+    Checkpoint(bool),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (any::<usize>(), any::<u8>(), any::<u32>()).prop_map(|(p, b, v)| Op::Insert(p, b, v)),
+        1 => (any::<usize>(), any::<u8>(), any::<u32>())
+            .prop_map(|(p, b, v)| Op::InsertOtherWidth(p, b, v)),
+        6 => (any::<usize>(), any::<u8>()).prop_map(|(p, b)| Op::Remove(p, b)),
+        2 => (any::<usize>(), any::<u32>()).prop_map(|(p, v)| Op::Fill(p, v)),
+        1 => (any::<usize>(), 0u8..4).prop_map(|(p, b)| Op::Thin(p, b)),
+        3 => (any::<usize>(), any::<u8>(), any::<bool>(), 0u8..40)
+            .prop_map(|(p, b, back, n)| Op::Seek(p, b, back, n)),
+        2 => (any::<usize>(), any::<u8>(), any::<usize>(), any::<u8>())
+            .prop_map(|(p, b, q, c)| Op::Range(p, b, q, c)),
+        1 => Just(Op::Snapshot),
+        1 => Just(Op::DropSnapshots),
+        1 => any::<bool>().prop_map(Op::Checkpoint),
+    ]
+}
+
+/// How the tree starts.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    Inserted,
+    BulkBuilt,
+    BulkPersisted,
+}
+
+fn pairs_of(model: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
+    model.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn contents<'a>(iter: impl Iterator<Item = Result<(Vec<u8>, &'a [u8]), Error>>) -> Model {
+    iter.map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Appends the tree's heap images to a copy of `store` and reopens (or adopts) them.
+fn checkpoint(tree: &mut Tree, store: &mut MemoryNodeStore, adopt: bool) -> Tree {
+    let mut next = store.clone();
+    let root = tree.persist(&mut next).unwrap();
+    *store = next.clone();
+    if adopt {
+        let mut moved = std::mem::take(tree);
+        moved
+            .adopt_persisted(root, moved.len(), Arc::new(next))
+            .unwrap();
+        moved
+    } else {
+        Tree::open(root, tree.len(), Arc::new(next)).unwrap()
+    }
+}
+
+/// Every point read of every page key (and a shorter and a longer key) against the model.
+fn check_points(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
+    let mut keys = Vec::new();
+    for page in 0..PAGES.len() {
+        for byte in 0..=255u8 {
+            keys.push(key(page, byte));
+        }
+        let mut longer = key(page, 7);
+        longer.push(0);
+        keys.push(longer);
+        keys.push(key(page, 9)[..3].to_vec());
+    }
+    for key in &keys {
+        prop_assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
+    }
+    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut values = Vec::new();
+    tree.get_many(&refs, &mut values).unwrap();
+    for (key, value) in refs.iter().zip(&values) {
+        prop_assert_eq!(*value, model.get(*key).map(Vec::as_slice));
+    }
+    Ok(())
+}
+
+fn check_all(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
+    prop_assert_eq!(tree.len(), model.len() as u64);
+    prop_assert_eq!(&contents(tree.iter()), model);
+    let backward: Vec<Vec<u8>> = tree.iter().rev().map(|r| r.unwrap().0).collect();
+    let expected: Vec<Vec<u8>> = model.keys().rev().cloned().collect();
+    prop_assert_eq!(backward, expected);
+    check_points(tree, model)?;
+    if let Err(violations) = tree.verify() {
+        prop_assert!(false, "verify: {:?}", violations);
+    }
+    Ok(())
+}
+
+fn check_snapshot(snapshot: &Snapshot, model: &Model) -> Result<(), TestCaseError> {
+    prop_assert_eq!(&contents(snapshot.iter()), model);
+    for (key, value) in model.iter().step_by(17) {
+        prop_assert_eq!(snapshot.get(key).unwrap(), Some(value.as_slice()));
+    }
+    Ok(())
+}
+
+fn run(
+    start: Start,
+    width: usize,
+    full_pages: Vec<bool>,
+    holes: Vec<u8>,
+    ops: Vec<Op>,
+) -> Result<(), TestCaseError> {
+    let mut model = Model::new();
+    for (page, &full) in full_pages.iter().enumerate().take(PAGES.len()) {
+        for byte in 0..=255u8 {
+            if full || !holes.contains(&byte) {
+                model.insert(key(page, byte), value(u32::from(byte), width));
+            }
+        }
+    }
+    let mut store = MemoryNodeStore::new();
+    let mut tree = match start {
+        Start::Inserted => {
+            let mut tree = Tree::new();
+            for (k, v) in &model {
+                tree.insert(k, v).unwrap();
+            }
+            tree
+        }
+        Start::BulkBuilt => Tree::bulk_build(pairs_of(&model)).unwrap(),
+        Start::BulkPersisted => {
+            let (root, len) = Tree::bulk_persist(pairs_of(&model), &mut store).unwrap();
+            Tree::open(root, len, Arc::new(store.clone())).unwrap()
+        }
+    };
+    let full = (0..PAGES.len())
+        .filter(|&page| (0..=255u8).all(|byte| model.contains_key(&key(page, byte))))
+        .count() as u64;
+    if !matches!(start, Start::Inserted) && width <= 7 {
+        // Every full page of inline values in a bulk build is one dense pack (wider values
+        // make larger packs of longer suffixes where they fit: one pack of all 1,024 keys).
+        prop_assert_eq!(tree.stats().dense_packs, full, "{:?}", tree.stats());
+    }
+    check_all(&tree, &model)?;
+    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    for (step, op) in ops.into_iter().enumerate() {
+        match op {
+            Op::Insert(page, byte, seed) => {
+                let (k, v) = (key(page, byte), value(seed, width));
+                let old = tree.insert(&k, &v).unwrap();
+                prop_assert_eq!(old, model.insert(k, v));
+            }
+            Op::InsertOtherWidth(page, byte, seed) => {
+                let (k, v) = (key(page, byte), value(seed, width + 1 + seed as usize % 3));
+                let old = tree.insert(&k, &v).unwrap();
+                prop_assert_eq!(old, model.insert(k, v));
+            }
+            Op::Remove(page, byte) => {
+                let k = key(page, byte);
+                prop_assert_eq!(tree.remove(&k).unwrap(), model.remove(&k));
+            }
+            Op::Fill(page, seed) => {
+                for byte in 0..=255u8 {
+                    let k = key(page, byte);
+                    if let std::collections::btree_map::Entry::Vacant(slot) = model.entry(k) {
+                        let v = value(seed ^ u32::from(byte), width);
+                        prop_assert_eq!(tree.insert(slot.key(), &v).unwrap(), None);
+                        slot.insert(v);
+                    }
+                }
+            }
+            Op::Thin(page, residue) => {
+                for byte in (0..=255u8).filter(|b| b % 4 == residue) {
+                    let k = key(page, byte);
+                    prop_assert_eq!(tree.remove(&k).unwrap(), model.remove(&k));
+                }
+            }
+            Op::Seek(page, byte, back, steps) => {
+                let target = key(page, byte);
+                let mut cursor = tree.cursor();
+                let (found, mut expected): (bool, Vec<&Vec<u8>>) = if back {
+                    let found = cursor.seek_at_or_before(&target).unwrap();
+                    (
+                        found,
+                        model
+                            .range(..=target.clone())
+                            .rev()
+                            .map(|(k, _)| k)
+                            .collect(),
+                    )
+                } else {
+                    let found = cursor.seek(&target).unwrap();
+                    (
+                        found,
+                        model.range(target.clone()..).map(|(k, _)| k).collect(),
+                    )
+                };
+                expected.truncate(usize::from(steps) + 1);
+                prop_assert_eq!(found, !expected.is_empty());
+                for (i, want) in expected.iter().enumerate() {
+                    prop_assert_eq!(cursor.key(), want.as_slice());
+                    prop_assert_eq!(cursor.value(), model[*want].as_slice());
+                    let more = if back {
+                        cursor.prev().unwrap()
+                    } else {
+                        cursor.next().unwrap()
+                    };
+                    prop_assert_eq!(
+                        more,
+                        i + 1 < expected.len() || {
+                            // Past the truncation: the cursor moved on if the model has more.
+                            let all = if back {
+                                model.range(..=target.clone()).count()
+                            } else {
+                                model.range(target.clone()..).count()
+                            };
+                            i + 1 < all
+                        }
+                    );
+                }
+            }
+            Op::Range(page, byte, other, other_byte) => {
+                let (a, b) = (key(page, byte), key(other, other_byte));
+                let (low, high) = if a <= b { (a, b) } else { (b, a) };
+                let bounds = (Bound::Included(low.clone()), Bound::Excluded(high.clone()));
+                let got = contents(tree.range::<Vec<u8>, _>(bounds.clone()));
+                let want: Model = model
+                    .range(bounds.clone())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                prop_assert_eq!(&got, &want);
+                let back: Vec<Vec<u8>> = tree
+                    .range::<Vec<u8>, _>(bounds)
+                    .rev()
+                    .map(|r| r.unwrap().0)
+                    .collect();
+                let want_back: Vec<Vec<u8>> = want.keys().rev().cloned().collect();
+                prop_assert_eq!(back, want_back);
+            }
+            Op::Snapshot => {
+                if snapshots.len() < 3 {
+                    snapshots.push((tree.snapshot(), model.clone()));
+                }
+            }
+            Op::DropSnapshots => {
+                for (snapshot, model) in &snapshots {
+                    check_snapshot(snapshot, model)?;
+                }
+                snapshots.clear();
+            }
+            Op::Checkpoint(adopt) => {
+                tree = checkpoint(&mut tree, &mut store, adopt);
+                check_all(&tree, &model)?;
+            }
+        }
+        if step % 8 == 7 {
+            check_all(&tree, &model)?;
+        }
+    }
+    check_all(&tree, &model)?;
+    for (snapshot, model) in &snapshots {
+        check_snapshot(snapshot, model)?;
+    }
+    // A final round trip through the store, and a bulk rebuild of the result.
+    let reopened = checkpoint(&mut tree, &mut store, false);
+    check_all(&reopened, &model)?;
+    let rebuilt = Tree::bulk_build(pairs_of(&model)).unwrap();
+    check_all(&rebuilt, &model)?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64 * scale(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn dense_runs_behave_like_the_model(
+        start in prop_oneof![Just(Start::Inserted), Just(Start::BulkBuilt), Just(Start::BulkPersisted)],
+        width in prop_oneof![Just(0usize), Just(1), Just(7), Just(8), Just(16)],
+        full_pages in proptest::collection::vec(any::<bool>(), PAGES.len()),
+        holes in proptest::collection::vec(any::<u8>(), 0..6),
+        ops in proptest::collection::vec(op(), 0..60),
+    ) {
+        run(start, width, full_pages, holes, ops)?;
+    }
+}
+
+/// W2's shape: sequential 4-byte keys to 7-byte values. Every full page of 256 keys is one dense
+/// pack in a bulk build and in a streamed one (the last, partial page is not).
+#[test]
+fn w2_shape_bulk_builds_dense_packs() {
+    let n = 256 * 40 + 100;
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0u32..n)
+        .map(|i| (i.to_be_bytes().to_vec(), value(i, 7)))
+        .collect();
+    let model: Model = pairs.iter().cloned().collect();
+    let built = Tree::bulk_build(pairs.iter().cloned()).unwrap();
+    assert_eq!(built.stats().dense_packs, 40);
+    let mut store = MemoryNodeStore::new();
+    let (root, len) = Tree::bulk_persist(pairs.iter().cloned(), &mut store).unwrap();
+    // 40 dense packs of 16 + 256 * 7 bytes; the Node256s they replace took 2,080 each.
+    assert!(
+        store.bytes().len() < 40 * 2_080,
+        "{} bytes",
+        store.bytes().len()
+    );
+    let tree = Tree::open(root, len, Arc::new(store)).unwrap();
+    assert_eq!(tree.stats().dense_packs, 40);
+    tree.verify().unwrap();
+    assert_eq!(contents(tree.iter()), model);
+    for (k, v) in &model {
+        assert_eq!(tree.get(k).unwrap(), Some(v.as_slice()));
+    }
+}
+
+/// A dense pack named by the root of a persisted tree: its image and offset.
+fn persisted_dense() -> (Model, MemoryNodeStore, artdb_art::ChildWord, usize) {
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0u32..256)
+        .map(|i| (vec![9, 9, i as u8], value(i, 7)))
+        .collect();
+    let mut store = MemoryNodeStore::new();
+    let (root, len) = Tree::bulk_persist(pairs.iter().cloned(), &mut store).unwrap();
+    assert_eq!(len, 256);
+    let offset = root.persisted_offset().unwrap() as usize;
+    assert_eq!(store.bytes()[offset], 7, "the root is a dense pack");
+    (pairs.into_iter().collect(), store, root, offset)
+}
+
+fn first_error(tree: &Tree, model: &Model) -> Option<Error> {
+    for key in model.keys() {
+        if let Err(error) = tree.get(key) {
+            return Some(error);
+        }
+    }
+    tree.iter().find_map(Result::err)
+}
+
+#[test]
+fn corrupt_dense_packs_are_typed_errors() {
+    let (model, store, root, offset) = persisted_dense();
+    let intact = Tree::open(root, model.len() as u64, Arc::new(store.clone())).unwrap();
+    assert!(first_error(&intact, &model).is_none());
+    intact.verify().unwrap();
+    // Header fields out of range: key width, count, spare, value width; and an unknown kind
+    // (what a build that does not know dense packs, or a future kind, meets).
+    let cases: [(usize, &[u8], &str); 6] = [
+        (1, &[2], "dense pack widths or count"),
+        (2, &[255, 0], "dense pack widths or count"),
+        (5, &[1], "dense pack widths or count"),
+        (4, &[17], "dense pack widths or count"),
+        (0, &[8], "unknown node kind"),
+        (6, &[0xFF, 0xFF], "past"),
+    ];
+    for (at, bytes, reason) in cases {
+        let mut bad = store.clone();
+        bad.bytes_mut()[offset + at..offset + at + bytes.len()].copy_from_slice(bytes);
+        let tree = Tree::open(root, model.len() as u64, Arc::new(bad)).unwrap();
+        let error = first_error(&tree, &model).expect("corruption noticed");
+        match &error {
+            Error::Persisted {
+                offset: at,
+                reason: said,
+            } => {
+                assert_eq!(*at, offset as u64, "{error}");
+                assert!(said.contains(reason), "{said:?} for a corrupt byte {at}");
+            }
+            other => panic!("not a persisted-image error: {other:?}"),
+        }
+        assert!(tree.verify().is_err());
+    }
+    // Truncated: the image ends before its last entry (prefix [9, 9]: 16 + 2 + 256 x 7 bytes).
+    let image_len = 16 + 2 + 256 * 7;
+    let mut bytes = store.bytes().to_vec();
+    bytes.truncate(offset + image_len - 7);
+    let short = TruncatedStore(bytes);
+    let tree = Tree::open(root, model.len() as u64, Arc::new(short)).unwrap();
+    let error = first_error(&tree, &model).expect("truncation noticed");
+    assert!(
+        matches!(&error, Error::Persisted { reason, .. } if reason.contains("past the image")),
+        "{error}"
+    );
+    assert!(tree.verify().is_err());
+    // Every single-byte corruption of the image: an error or different contents, never a panic.
+    for position in offset..offset + image_len {
+        for flip in [0x01u8, 0x80] {
+            let mut bad = store.clone();
+            bad.bytes_mut()[position] ^= flip;
+            let tree = Tree::open(root, model.len() as u64, Arc::new(bad)).unwrap();
+            let _ = first_error(&tree, &model);
+            let _ = tree.verify();
+            let _ = tree.stats();
+            let mut cursor = tree.cursor();
+            if cursor.seek(&[9, 9, 100]).is_ok() {
+                while let Ok(true) = cursor.next() {}
+            }
+        }
+    }
+}
+
+/// A node source over bytes that end early (a truncated file).
+struct TruncatedStore(Vec<u8>);
+
+impl artdb_art::NodeSource for TruncatedStore {
+    fn node_image(&self, offset: u64) -> Result<&[u8], Error> {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.0.get(start..))
+            .filter(|bytes| !bytes.is_empty())
+            .ok_or_else(|| Error::Persisted {
+                offset,
+                reason: "offset past the end".into(),
+            })
+    }
+}
+
+/// A dense pack removed from and re-filled while a snapshot reads the old one, then persisted:
+/// the snapshot keeps its version, the tree its own, and the pack is dense again.
+#[test]
+fn dense_pack_copy_on_write() {
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0u32..512)
+        .map(|i| (i.to_be_bytes().to_vec(), value(i, 5)))
+        .collect();
+    let mut model: Model = pairs.iter().cloned().collect();
+    let mut tree = Tree::bulk_build(pairs.iter().cloned()).unwrap();
+    assert_eq!(tree.stats().dense_packs, 2);
+    let snapshot = tree.snapshot();
+    let old = model.clone();
+    let k = 300u32.to_be_bytes();
+    assert_eq!(tree.remove(&k).unwrap(), model.remove(&k[..]));
+    assert_eq!(tree.stats().dense_packs, 1);
+    tree.insert(&k, &value(1, 5)).unwrap();
+    model.insert(k.to_vec(), value(1, 5));
+    assert_eq!(tree.stats().dense_packs, 2);
+    // A replacement in a dense pack a snapshot reads is a copy.
+    let snapshot2 = tree.snapshot();
+    let old2 = model.clone();
+    tree.insert(&k, &value(2, 5)).unwrap();
+    model.insert(k.to_vec(), value(2, 5));
+    assert_eq!(contents(snapshot.iter()), old);
+    assert_eq!(contents(snapshot2.iter()), old2);
+    assert_eq!(contents(tree.iter()), model);
+    drop((snapshot, snapshot2));
+    let mut store = MemoryNodeStore::new();
+    let reopened = checkpoint(&mut tree, &mut store, true);
+    assert_eq!(reopened.stats().dense_packs, 2);
+    assert_eq!(contents(reopened.iter()), model);
+    reopened.verify().unwrap();
+}
+
+/// Dense keys inserted in random order (W1's dense fill): one-byte-suffix packs become dense
+/// when their 256th key arrives, ordinary again when one is removed, dense again when it comes
+/// back; every state reads like the model.
+#[test]
+fn inserted_runs_become_dense() {
+    let n = 16 * 256u32;
+    // A permutation of 0..n (odd multiplier modulo a power of two).
+    let order: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) % n).collect();
+    let mut tree = Tree::new();
+    let mut model = Model::new();
+    for &i in &order {
+        let (k, v) = (i.to_be_bytes().to_vec(), value(i, 7));
+        tree.insert(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    assert_eq!(tree.stats().dense_packs, 16, "{:?}", tree.stats());
+    assert_eq!(contents(tree.iter()), model);
+    tree.verify().unwrap();
+    let k = 1000u32.to_be_bytes();
+    assert_eq!(tree.remove(&k).unwrap(), model.remove(&k[..]));
+    assert_eq!(tree.stats().dense_packs, 15);
+    assert_eq!(tree.get(&k).unwrap(), None);
+    assert_eq!(contents(tree.iter()), model);
+    tree.insert(&k, &value(5, 7)).unwrap();
+    model.insert(k.to_vec(), value(5, 7));
+    assert_eq!(tree.stats().dense_packs, 16);
+    assert_eq!(contents(tree.iter()), model);
+    // Same-width replacements stay in place; another width bursts the dense pack.
+    tree.insert(&k, &value(6, 7)).unwrap();
+    model.insert(k.to_vec(), value(6, 7));
+    assert_eq!(tree.stats().dense_packs, 16);
+    tree.insert(&k, &value(6, 9)).unwrap();
+    model.insert(k.to_vec(), value(6, 9));
+    assert_eq!(tree.stats().dense_packs, 15);
+    assert_eq!(contents(tree.iter()), model);
+    tree.verify().unwrap();
+}
