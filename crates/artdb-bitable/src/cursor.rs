@@ -127,9 +127,9 @@ impl<'t> Cursor<'t> {
             self.entry = None;
             return Ok(false);
         }
-        let (leaf, page) = self.table.descend(key)?;
+        let (leaf, page, guess) = self.table.descend(key)?;
         self.page = Some((leaf, page));
-        let slot = page.search(key, strict);
+        let slot = page.search_guided(key, strict, guess);
         self.land(leaf, slot)
     }
 

@@ -10,7 +10,9 @@
 //! A prefetch never faults and never reads memory architecturally, so any address is sound; it
 //! only asks the core to start loading a cache line. The search in a fixed page (`page.rs`) loads
 //! the lines of 16 sampled records at once, then the lines of the one group between two samples
-//! at once, so a leaf search costs about two miss latencies instead of about seven dependent ones.
+//! at once, so a leaf search costs about two miss latencies instead of about seven dependent ones;
+//! a guided search (`page::Guess`) loads the header line and the lines around its guess at once,
+//! one miss latency when the guess holds.
 //! Rejected: prefetching the whole page (64 lines saturate the line-fill buffers and take longer
 //! than the misses they hide) and an Eytzinger layout inside pages (it would make cursors and
 //! slotted pages harder, for a gain the two-round search already gets).

@@ -17,10 +17,19 @@
 
 use crate::error::{corrupt, io, CorruptionKind, Error, Result};
 use crate::format::*;
-use crate::page::{self, compare_keys, Expect, PageRef, StoredValue};
+use crate::page::{self, compare_keys, Expect, Guess, PageRef, StoredValue};
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Entries on each side of a guess whose lines `Table::page_guided` prefetches (the guided
+/// search reads at least two on each side: `page::GUESS_REACH_ENTRIES`).
+const GUESS_PREFETCH_ENTRIES: usize = 2;
+/// At most this many bytes on each side of a guess are prefetched (long entries: the search's
+/// binary probes then find the lines nearest the guess loaded, the rest come on demand).
+const GUESS_PREFETCH_REACH_MAX: usize = 512;
+/// Bytes of a cache line.
+const CACHE_LINE: usize = 64;
 
 /// Where the table's bytes live.
 enum Backing {
@@ -35,6 +44,68 @@ pub struct Table {
     pub(crate) header: Header,
     /// One bit per page, set once the page passed validation.
     verified: Box<[AtomicU64]>,
+    /// Per level, leaf first: the average shape of its pages, from the header (see `Shape`).
+    shapes: [Shape; LEVELS_MAX],
+}
+
+/// The average shape of a level's pages, derived from the header's level table at open (a few
+/// divisions, no page read): where a guided search's window lies in a page before the page's
+/// header is read. A hint for prefetching only: a crafted header gives useless prefetches, never
+/// a wrong result or an out-of-range access (prefetches of addresses outside the page are
+/// dropped, and the search reads the real layout from the validated page).
+#[derive(Clone, Copy, Default)]
+struct Shape {
+    /// Bytes of entries in an average page (its used bytes less the page header).
+    entry_bytes_per_page: usize,
+    /// Bytes of one entry, on average.
+    entry_bytes: usize,
+    /// Children of every page of a branch level but its last, if they are all equal (as the
+    /// builder makes them for fixed-length keys): the first page's, if the header's page counts
+    /// agree with it; 0 if not, or for the leaf level. Where the pages differ it may be wrong,
+    /// and a speculative prefetch then loads lines nothing reads.
+    children_per_page: u64,
+}
+
+impl Shape {
+    /// The shape of level `level` of `levels` in a table of `pair_count` pairs.
+    fn of(levels: &[LevelInfo], level: usize, pair_count: u64) -> Shape {
+        let Some(info) = levels.get(level) else {
+            return Shape::default();
+        };
+        // A branch level's pages have one more child than keys, and cover the level below.
+        let entries = match level.checked_sub(1).and_then(|below| levels.get(below)) {
+            Some(below) => below.page_count.saturating_sub(info.page_count),
+            None => pair_count,
+        };
+        let header_bytes = info.page_count.saturating_mul(PAGE_HEADER_LEN as u64);
+        let entry_bytes = info.used_bytes.saturating_sub(header_bytes);
+        // A one-page level's page has every page below as its child; with more pages, the
+        // count is read from the level's first page once the table is open (`Table::open`).
+        let children_per_page = match level.checked_sub(1).and_then(|below| levels.get(below)) {
+            Some(below) if info.page_count == 1 => below.page_count,
+            _ => 0,
+        };
+        Shape {
+            entry_bytes_per_page: (entry_bytes / info.page_count.max(1)) as usize,
+            entry_bytes: (entry_bytes / entries.max(1)) as usize,
+            children_per_page,
+        }
+    }
+
+    /// Prefetches the lines a guided search of a page of this level reads first: the header line
+    /// and the entries around `guess`, placed by the level's average entry bytes per page.
+    #[inline]
+    fn prefetch_window(&self, page: &[u8], guess: Guess) {
+        let center = PAGE_HEADER_LEN + guess.scale(self.entry_bytes_per_page);
+        let entry = self.entry_bytes.min(GUESS_PREFETCH_REACH_MAX);
+        let reach = (GUESS_PREFETCH_ENTRIES * entry).clamp(CACHE_LINE, GUESS_PREFETCH_REACH_MAX);
+        crate::raw::prefetch(page, 0);
+        let mut at = center.saturating_sub(reach) & !(CACHE_LINE - 1);
+        while at < center + reach + entry {
+            crate::raw::prefetch(page, at);
+            at += CACHE_LINE;
+        }
+    }
 }
 
 impl Table {
@@ -78,11 +149,40 @@ impl Table {
             .map_or(1, |top| top.start_page + top.page_count);
         let words = pages.div_ceil(64) as usize;
         let verified = (0..words).map(|_| AtomicU64::new(0)).collect();
-        Ok(Table {
+        let shapes =
+            std::array::from_fn(|level| Shape::of(&header.levels, level, header.pair_count));
+        let mut table = Table {
             backing,
             header,
             verified,
-        })
+            shapes,
+        };
+        table.read_children_per_page();
+        Ok(table)
+    }
+
+    /// Sets `Shape::children_per_page` of each branch level of more than one page from its first
+    /// page (validated here, one page per level: open stays constant-time), where the header's
+    /// page counts agree: `c` children on every page but the last (which has `1..=c`) make
+    /// `(pages - 1) * c + 1 ..= pages * c` pages below. A first page that fails validation is left
+    /// for the lookup that needs it to report; the level then gets no speculative prefetch.
+    fn read_children_per_page(&mut self) {
+        for level in 1..self.header.levels.len() {
+            let pages = self.header.levels[level].page_count;
+            let below = self.header.levels[level - 1].page_count;
+            if pages < 2 {
+                continue;
+            }
+            let Ok(first) = self.page(level, 0) else {
+                continue;
+            };
+            let children = first.count() as u64 + 1;
+            if (pages - 1).saturating_mul(children) < below
+                && pages.saturating_mul(children) >= below
+            {
+                self.shapes[level].children_per_page = children;
+            }
+        }
     }
 
     /// The file's bytes.
@@ -137,6 +237,21 @@ impl Table {
     /// Page `index` of `level`, validated before its first use in this process.
     #[inline]
     pub(crate) fn page(&self, level: usize, index: u64) -> Result<PageRef<'_>> {
+        self.page_guided(level, index, None)
+    }
+
+    /// Page `index` of `level`, validated before its first use in this process, with the lines
+    /// its search will read first already on their way: with a `guess`, the header line and the
+    /// lines around the guessed entry (what `PageRef::search_guided` reads when the guess holds);
+    /// without, the header line and one line every 1/16 page (the first round of
+    /// `PageRef::search`'s sampled search).
+    #[inline]
+    pub(crate) fn page_guided(
+        &self,
+        level: usize,
+        index: u64,
+        guess: Option<Guess>,
+    ) -> Result<PageRef<'_>> {
         let info = &self.header.levels[level];
         debug_assert!(
             index < info.page_count,
@@ -146,11 +261,15 @@ impl Table {
         let page_size = self.header.page_size;
         let start = page_number as usize * page_size;
         let bytes = &self.data()[start..start + page_size];
-        // Start loading the header line and the lines of the search's first round (one record
-        // every 1/16 page: exactly its samples for 4 KiB pages of 32-byte records) together,
-        // before the header is read: a cold page then costs about one miss latency for them all.
-        for sixteenth in 0..16 {
-            crate::raw::prefetch(bytes, sixteenth * page_size / 16);
+        // Start loading every line the search's first round reads together, before the header is
+        // read: a cold page then costs about one miss latency for them all.
+        match guess {
+            Some(guess) => self.shapes[level].prefetch_window(bytes, guess),
+            None => {
+                for sixteenth in 0..16 {
+                    crate::raw::prefetch(bytes, sixteenth * page_size / 16);
+                }
+            }
         }
         let word = &self.verified[(page_number / 64) as usize];
         let bit = 1u64 << (page_number % 64);
@@ -198,16 +317,75 @@ impl Table {
         }
     }
 
-    /// Descends from the root to the leaf that would hold `key`: its index and view.
+    /// Descends from the root to the leaf that would hold `key`: its index, its view, and where
+    /// in it `key` is expected (for `PageRef::search_guided`).
+    ///
+    /// Each branch search narrows the keys below to `[low, high)`: the separator that chose the
+    /// child (the child's first key) and the next one. Once both bounds are known (from the
+    /// level below the root on, except along the table's left and right edges), every page is
+    /// entered with a guess of where `key` lies in it, so the search reads the lines around the
+    /// guess in the same round as the header (see `Guess`).
     #[inline]
-    pub(crate) fn descend(&self, key: &[u8]) -> Result<(u64, PageRef<'_>)> {
+    pub(crate) fn descend(&self, key: &[u8]) -> Result<(u64, PageRef<'_>, Option<Guess>)> {
         let top = self.header.levels.len() - 1;
         let mut index = 0u64;
+        let mut low: Option<&[u8]> = None;
+        let mut high: Option<&[u8]> = None;
+        let mut guess = None;
         for level in (1..=top).rev() {
-            let page = self.page(level, index)?;
-            index = page.first_child() + page.search(key, true) as u64;
+            if let Some(guess) = guess {
+                self.prefetch_child(level, index, guess);
+            }
+            let page = self.page_guided(level, index, guess)?;
+            let slot = page.search_guided(key, true, guess);
+            if let Some(separator) = slot.checked_sub(1) {
+                low = Some(page.key(separator));
+            }
+            if slot < page.count() {
+                high = Some(page.key(slot));
+            }
+            guess = match (low, high) {
+                (Some(low), Some(high)) => Guess::between(low, high, key),
+                _ => None,
+            };
+            index = page.first_child() + slot as u64;
         }
-        Ok((index, self.page(0, index)?))
+        Ok((index, self.page_guided(0, index, guess)?, guess))
+    }
+
+    /// `Shape::children_per_page` of a level (tests).
+    #[cfg(test)]
+    pub(crate) fn children_per_page(&self, level: usize) -> u64 {
+        self.shapes[level].children_per_page
+    }
+
+    /// Starts loading, speculatively, the lines that the search of the child of branch page
+    /// `index` of `level` will read first, before the branch page itself has arrived: the guess
+    /// places the key among the page's children as it places it among the page's keys, and the
+    /// child's index follows from the page's index where every page of the level has the same
+    /// number of children (`Shape::children_per_page`). When the guess holds, the branch page and
+    /// the child are loaded in the same round; when it does not, a few lines were loaded for
+    /// nothing. A hint only: nothing reads these lines unless the search leads there.
+    #[inline]
+    fn prefetch_child(&self, level: usize, index: u64, guess: Guess) {
+        let Some(below) = level.checked_sub(1) else {
+            return;
+        };
+        let children = self.shapes[level].children_per_page;
+        let Some(first) = index.checked_mul(children) else {
+            return;
+        };
+        let (slot, within) = guess.split(children);
+        let child = first + slot;
+        let info = &self.header.levels[below];
+        if child >= info.page_count {
+            return;
+        }
+        let page_size = self.header.page_size;
+        let start = (info.start_page + child) as usize * page_size;
+        if let Some(page) = self.data().get(start..start + page_size) {
+            self.shapes[below].prefetch_window(page, within);
+        }
     }
 
     /// The value stored under `key`, borrowed from the table.
@@ -216,8 +394,8 @@ impl Table {
         if self.header.levels.is_empty() {
             return Ok(None);
         }
-        let (leaf, page) = self.descend(key)?;
-        let slot = page.search(key, false);
+        let (leaf, page, guess) = self.descend(key)?;
+        let slot = page.search_guided(key, false, guess);
         if slot < page.count() && compare_keys(page.key(slot), key).is_eq() {
             return self.resolve(leaf, page.value(slot)).map(Some);
         }

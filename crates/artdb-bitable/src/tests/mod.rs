@@ -1,6 +1,7 @@
 //! Unit tests of the builder's page layouts and level construction (they look inside the file).
 
 use crate::format::*;
+use crate::page::Guess;
 use crate::{Builder, Durability, Options, Table};
 
 fn build(pairs: &[(Vec<u8>, Vec<u8>)], options: Options) -> (tempfile::TempDir, Table) {
@@ -138,11 +139,31 @@ fn sampled_page_search_matches_a_linear_scan_on_every_page_and_level() {
                 }
                 for probe in &probes {
                     for strict in [false, true] {
+                        let expected = linear_search(&page_keys, probe, strict);
                         assert_eq!(
                             page.search(probe, strict),
-                            linear_search(&page_keys, probe, strict),
+                            expected,
                             "page size {page_size}, level {level}, page {index}, probe {probe:?}"
                         );
+                        // The guided search gives the same answer whatever the guess: none, the
+                        // right place, both ends, and a random (mostly wrong) place.
+                        let right = expected as f64 / page_keys.len().max(1) as f64;
+                        let guesses = [0.0, 1.0, right, rng.gen_range(0.0..1.0)];
+                        assert_eq!(page.search_guided(probe, strict, None), expected);
+                        // A guess at the answer is answered from its window alone.
+                        assert_eq!(
+                            page.search_window(probe, strict, Guess::at(right)),
+                            Some(expected),
+                            "page size {page_size}, level {level}, page {index}, probe {probe:?}"
+                        );
+                        for fraction in guesses {
+                            assert_eq!(
+                                page.search_guided(probe, strict, Some(Guess::at(fraction))),
+                                expected,
+                                "page size {page_size}, level {level}, page {index}, \
+                                 probe {probe:?}, guess {fraction}"
+                            );
+                        }
                     }
                 }
             }
@@ -190,4 +211,117 @@ fn a_dropped_builder_with_queued_buffers_leaves_no_file() {
         .map(|entry| entry.expect("entry").file_name())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Keys whose spread is far from even (clusters, long common prefixes, keys that are prefixes of
+/// others): lookups and bounds through the guided descent still find exactly what a `BTreeMap`
+/// finds, and the guesses `Guess::between` makes stay in `[0, 1]` and keep the keys' order.
+#[test]
+fn guided_descent_matches_a_btreemap_on_unevenly_spread_keys() {
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x9e55);
+    let mut model = BTreeMap::new();
+    // Dense clusters of consecutive integers far apart, a run of keys sharing a 20-byte prefix,
+    // keys that are prefixes of others, and sparse random keys.
+    for cluster in 0..40u64 {
+        let base = rng.gen::<u64>() >> (cluster % 7 * 8);
+        for offset in 0..rng.gen_range(1..400u64) {
+            model.insert(
+                base.wrapping_add(offset).to_be_bytes().to_vec(),
+                vec![1u8; 8],
+            );
+        }
+    }
+    for index in 0..2_000u32 {
+        let mut key = vec![0xab; 20];
+        key.extend_from_slice(&(index * index).to_be_bytes());
+        model.insert(key, vec![2u8; 8]);
+    }
+    for len in 0..30 {
+        model.insert(vec![0x5c; len], vec![3u8; 8]);
+        model.insert([vec![0x5c; len], vec![0]].concat(), vec![4u8; 8]);
+    }
+    for _ in 0..3_000 {
+        let len = rng.gen_range(1..24);
+        let key: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        model.insert(key, vec![5u8; 8]);
+    }
+    let data: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for page_size in [512, 4096] {
+        let options = Options {
+            page_size,
+            ..Options::default()
+        };
+        let (_dir, table) = build(&data, options);
+        let levels_needed = if page_size == 512 { 3 } else { 2 };
+        assert!(
+            table.levels().len() >= levels_needed,
+            "the test needs guided leaves (and, with small pages, guided branch pages)"
+        );
+        for (key, value) in &model {
+            assert_eq!(table.get(key).expect("get"), Some(&value[..]));
+            let mut next = key.clone();
+            next.push(0);
+            let expected = model.range(next.clone()..).next().map(|(k, _)| k.clone());
+            let mut cursor = table.cursor();
+            let found = cursor.seek_lower_bound(&next).expect("seek");
+            assert_eq!(
+                found.then(|| cursor.key().map(<[u8]>::to_vec)).flatten(),
+                expected
+            );
+            if !model.contains_key(&next) {
+                assert_eq!(table.get(&next).expect("get"), None);
+            }
+        }
+    }
+    let ordered = [
+        &[1u8, 2, 3][..],
+        &[1, 2, 3, 0],
+        &[1, 2, 3, 7, 9],
+        &[1, 2, 4],
+    ];
+    let mut last = 0.0;
+    for key in &ordered[..3] {
+        let guess = Guess::between(ordered[0], ordered[3], key).expect("spread");
+        let position = guess.scale(1 << 20);
+        assert!(position as f64 >= last && position <= 1 << 20);
+        last = position as f64;
+    }
+    for (fraction, parts, part) in [(0.0, 10, 0), (0.55, 10, 5), (1.0, 10, 9), (0.5, 0, 0)] {
+        let (found, within) = Guess::at(fraction).split(parts);
+        assert_eq!(found, part, "fraction {fraction} of {parts} parts");
+        assert!(within.scale(1000) <= 1000);
+    }
+    assert_eq!(Guess::at(0.55).split(10).1.scale(1000), 500);
+    assert_eq!(Guess::between(b"a", b"a\0", b"a"), None);
+    assert_eq!(Guess::between(b"same", b"same", b"same"), None);
+}
+
+/// The children per branch page that `Table::open` derives from the header (for the speculative
+/// prefetch of a guessed child) are the real ones where every page but the last is full, as the
+/// builder makes them for fixed-length keys.
+#[test]
+fn children_per_page_from_the_header_match_the_pages() {
+    for (page_size, pairs) in [(512, 40_000u64), (4096, 300_000)] {
+        let data: Vec<_> = (0..pairs)
+            .map(|k| ((k * 3).to_be_bytes().to_vec(), k.to_le_bytes().to_vec()))
+            .collect();
+        let options = Options {
+            page_size,
+            ..Options::default()
+        };
+        let (_dir, table) = build(&data, options);
+        assert!(table.levels().len() >= 3, "{:?}", table.levels());
+        assert_eq!(table.children_per_page(0), 0, "leaves have no children");
+        for level in 1..table.levels().len() {
+            let pages = table.levels()[level].page_count;
+            let full = table.page(level, 0).expect("page").count() as u64 + 1;
+            for index in 0..pages.saturating_sub(1) {
+                let count = table.page(level, index).expect("page").count() as u64;
+                assert_eq!(count + 1, full, "level {level} page {index}");
+            }
+            assert_eq!(table.children_per_page(level), full, "level {level}");
+        }
+    }
 }
