@@ -19,7 +19,10 @@
 //! untimed write before them, are explained at `build_phase`. Every lookup's value
 //! is checked. LMDB has no merge operation, so it has no `merge` row.
 //!
-//! JSON: `{"workload":"w3","n":N,"results":[{"structure":..,"op":..,"seconds"|"qps"|"bytes":..}]}`.
+//! `--spread uneven` replaces the evenly rising latitudes by ones dense at one end of every run
+//! of 256 pairs and sparse at the other (`Spread::Uneven`).
+//!
+//! JSON: `{"workload":"w3","n":N,"spread":..,"results":[{"structure":..,"op":..,"seconds"|"qps"|"bytes":..}]}`.
 
 use memmap2::Mmap;
 use rand::seq::SliceRandom;
@@ -63,6 +66,32 @@ pub struct Args {
     /// Structures whose merge is measured (fst's takes minutes at 10M pairs).
     #[arg(long, default_value = "bitable,fst,array")]
     merge: String,
+    /// How latitudes are spread over the pairs: `even` (the published workload) or `uneven`.
+    #[arg(long, value_enum, default_value_t = Spread::Even)]
+    spread: Spread,
+}
+
+/// How the generated latitudes are spread over the pairs' indexes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Spread {
+    /// Evenly: latitude linear in the index (the published W3 workload).
+    Even,
+    /// Unevenly at the scale of a page: in each run of `UNEVEN_RUN` pairs the gap between
+    /// neighbours grows linearly from 1 to about 9 units, so keys are dense at one end of every
+    /// leaf and sparse at the other, while runs repeat evenly across the table. Interpolating
+    /// between a page's bounds then misses by tens of entries: the case the guided page search
+    /// of `artdb-bitable` falls back on (see `docs/bitable-format.md`, Reading).
+    Uneven,
+}
+
+/// Pairs in one run of `Spread::Uneven`.
+const UNEVEN_RUN: u64 = 256;
+
+/// The position of pair `index` on the latitude axis, in units; strictly increasing.
+fn uneven_position(index: u64) -> f64 {
+    let within = (index % UNEVEN_RUN) as f64;
+    let run_len = UNEVEN_RUN as f64 * (1.0 + UNEVEN_RUN as f64 / 64.0);
+    (index / UNEVEN_RUN) as f64 * run_len + within * (1.0 + within / 64.0)
 }
 
 /// One result row.
@@ -126,8 +155,12 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// Key of pair `index` of `n`: latitude rising strictly with the index, longitude and time mixed.
-fn key_of(index: u64, n: u64) -> [u8; KEY_LEN] {
-    let latitude = -80.0 + 160.0 * (index as f64 / n as f64);
+fn key_of(index: u64, n: u64, spread: Spread) -> [u8; KEY_LEN] {
+    let position = match spread {
+        Spread::Even => index as f64 / n as f64,
+        Spread::Uneven => uneven_position(index) / uneven_position(n),
+    };
+    let latitude = -80.0 + 160.0 * position;
     let hash = mix(index);
     let longitude = -180.0 + 360.0 * ((hash >> 11) as f64 / (1u64 << 53) as f64);
     let unix_ms = 1_500_000_000_000i64 + (hash % 300_000_000_000) as i64;
@@ -138,10 +171,15 @@ fn key_of(index: u64, n: u64) -> [u8; KEY_LEN] {
     key
 }
 
-fn write_input(path: &Path, n: u64, filter: impl Fn(u64) -> bool) -> Result<(), BoxError> {
+fn write_input(
+    path: &Path,
+    n: u64,
+    spread: Spread,
+    filter: impl Fn(u64) -> bool,
+) -> Result<(), BoxError> {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
     for index in (0..n).filter(|&index| filter(index)) {
-        out.write_all(&key_of(index, n))?;
+        out.write_all(&key_of(index, n, spread))?;
         out.write_all(&index.to_le_bytes())?;
     }
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
@@ -605,6 +643,7 @@ impl Structure for SortedArray {
 
 struct Plan {
     n: u64,
+    spread: Spread,
     reps: usize,
     root: PathBuf,
     /// The sorted input, unmapped once every structure is built.
@@ -870,7 +909,7 @@ fn merge_phase<S: Structure>(
     let out = fresh_dir(&base.join("merge_out"))?;
     for (dir, parity) in [(&a, 0u64), (&b, 1u64)] {
         let half = plan.root.join("half.bin");
-        write_input(&half, plan.n, |index| index % 2 == parity)?;
+        write_input(&half, plan.n, plan.spread, |index| index % 2 == parity)?;
         S::build(&map_file(&half)?, dir, false)?;
         fs::remove_file(&half)?;
     }
@@ -903,7 +942,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
     let root = fresh_dir(&args.dir)?;
     let input_path = root.join("input.bin");
     eprintln!("w3: generating {n} sorted pairs of 24-byte keys and 8-byte values (untimed)");
-    write_input(&input_path, n, |_| true)?;
+    write_input(&input_path, n, args.spread, |_| true)?;
     let input = map_file(&input_path)?;
     let _ = input.advise(memmap2::Advice::Sequential);
     let mut rng = StdRng::seed_from_u64(0x5733);
@@ -911,15 +950,16 @@ pub fn run(args: Args) -> Result<(), BoxError> {
     let mut probes: Vec<_> = (0..count)
         .map(|j| {
             let index = (j as u128 * n as u128 / count as u128) as u64;
-            (key_of(index, n), index)
+            (key_of(index, n, args.spread), index)
         })
         .collect();
     probes.shuffle(&mut rng);
     let scan_starts = (0..(n / 100).clamp(1, 100_000))
-        .map(|_| key_of(rng.gen_range(0..n), n))
+        .map(|_| key_of(rng.gen_range(0..n), n, args.spread))
         .collect();
     let mut plan = Plan {
         n,
+        spread: args.spread,
         reps: args.reps.max(1),
         root: root.clone(),
         input: Some(input),
@@ -950,21 +990,22 @@ pub fn run(args: Args) -> Result<(), BoxError> {
     warm_phase(&plan, opened, &mut rows)?;
     drop(plan);
     fs::remove_dir_all(&root)?;
-    print_table(n, &rows);
+    print_table(n, args.spread, &rows);
     if let Some(path) = args.json {
         let results: Vec<_> = rows
             .iter()
             .map(|row| serde_json::json!({"structure": row.structure, "op": row.op, row.unit: row.value}))
             .collect();
-        let document = serde_json::json!({"workload": "w3", "n": n, "results": results});
+        let document = serde_json::json!({"workload": "w3", "n": n,
+            "spread": format!("{:?}", args.spread).to_lowercase(), "results": results});
         fs::write(&path, serde_json::to_string_pretty(&document)?)?;
         eprintln!("w3: wrote {}", path.display());
     }
     Ok(())
 }
 
-fn print_table(n: u64, rows: &[Row]) {
-    println!("W3 n={n} (pairs of 24-byte keys and 8-byte values)");
+fn print_table(n: u64, spread: Spread, rows: &[Row]) {
+    println!("W3 n={n} (pairs of 24-byte keys and 8-byte values, latitudes spread {spread:?})");
     println!(
         "{:<17} {:<9} {:>16} {:>12}",
         "op", "structure", "value", "bitable/x"

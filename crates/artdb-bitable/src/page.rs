@@ -153,6 +153,9 @@ fn first_difference(left: &[u8], right: &[u8]) -> Option<usize> {
 /// (so the map from keys to integers keeps their byte order, ties included).
 #[inline]
 fn window_at(key: &[u8], at: usize) -> u64 {
+    if let Some(&raw) = key.get(at..).and_then(|tail| tail.first_chunk::<8>()) {
+        return u64::from_be_bytes(raw);
+    }
     let mut raw = [0u8; 8];
     let tail = key.get(at..).unwrap_or(&[]);
     let len = tail.len().min(8);
@@ -276,7 +279,12 @@ impl<'a> PageRef<'a> {
     pub(crate) fn search_window(&self, key: &[u8], strict: bool, guess: Guess) -> Option<usize> {
         let last = self.count.checked_sub(1)?;
         let center = guess.scale(self.count).min(last);
-        let reach = GUESS_REACH_ENTRIES.max(CACHE_LINE / self.stride.max(1));
+        // Strides over a third of a line give the two entries; shorter ones a line each side.
+        let reach = if self.stride * 3 > CACHE_LINE {
+            GUESS_REACH_ENTRIES
+        } else {
+            GUESS_REACH_ENTRIES.max(CACHE_LINE / self.stride.max(1))
+        };
         let low = center.saturating_sub(reach);
         let high = (center + reach).min(last);
         // Entries before `low` sort before `key` if entry `low` does; entries after `high` do not

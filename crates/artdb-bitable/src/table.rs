@@ -92,14 +92,21 @@ impl Shape {
         }
     }
 
-    /// Prefetches the lines a guided search of a page of this level reads first: the header line
-    /// and the entries around `guess`, placed by the level's average entry bytes per page.
+    /// Prefetches the lines a guided search of a page of this level may read first: the header
+    /// line, the lines of the sampled search's first round (its fallback), and the entries
+    /// around `guess`, placed by the level's average entry bytes per page.
     #[inline]
     fn prefetch_window(&self, page: &[u8], guess: Guess) {
         let center = PAGE_HEADER_LEN + guess.scale(self.entry_bytes_per_page);
         let entry = self.entry_bytes.min(GUESS_PREFETCH_REACH_MAX);
         let reach = (GUESS_PREFETCH_ENTRIES * entry).clamp(CACHE_LINE, GUESS_PREFETCH_REACH_MAX);
-        crate::raw::prefetch(page, 0);
+        // The header line and the sampled search's lines on a 1/16-page grid, as without a guess:
+        // if the guess misses, the fallback's first round is then already loaded, so a missed
+        // guess costs no more rounds than no guess (measured at 40M pairs: no cost where guesses
+        // hold, 2.56x instead of 2.26x the array where leaf guesses mostly miss).
+        for sixteenth in 0..16 {
+            crate::raw::prefetch(page, sixteenth * page.len() / 16);
+        }
         let mut at = center.saturating_sub(reach) & !(CACHE_LINE - 1);
         while at < center + reach + entry {
             crate::raw::prefetch(page, at);
@@ -241,10 +248,9 @@ impl Table {
     }
 
     /// Page `index` of `level`, validated before its first use in this process, with the lines
-    /// its search will read first already on their way: with a `guess`, the header line and the
-    /// lines around the guessed entry (what `PageRef::search_guided` reads when the guess holds);
-    /// without, the header line and one line every 1/16 page (the first round of
-    /// `PageRef::search`'s sampled search).
+    /// its search will read first already on their way: the header line and one line every 1/16
+    /// page (the first round of `PageRef::search`'s sampled search), and with a `guess` also the
+    /// lines around the guessed entry (what `PageRef::search_guided` reads when the guess holds).
     #[inline]
     pub(crate) fn page_guided(
         &self,
