@@ -1,8 +1,9 @@
 //! Writer operations on leaf packs: insert, replace, remove, relocate, burst.
 //!
 //! Packs are immutable (node/pack.rs): every change builds a new pack and retires the old one.
-//! A key that a pack cannot take (another key width or value width, a key outside the pack's
-//! prefix, or a full pack) bursts the pack into an inner node (grouping the entries by their
+//! A key outside the pack's prefix gets an inner node above the pack (`pack_split_prefix`). A key
+//! that a pack cannot take (another key width or value width, or a full pack) bursts the pack
+//! into an inner node (grouping the entries by their
 //! first differing byte; groups of one become leaves or inline values, larger groups smaller
 //! packs), after which the ordinary inner-node insert continues.
 
@@ -44,8 +45,8 @@ impl Writer {
         let bits = word::load(slot);
         let same_value_width = value.len() == pack.value_width;
         let Some(suffix) = rest.strip_prefix(pack.prefix) else {
-            self.burst(slot, depth, pack);
-            return PackInsert::Burst;
+            self.pack_split_prefix(slot, depth, pack, rest, value);
+            return PackInsert::Inserted;
         };
         let fits = suffix.len() == pack.key_width;
         match pack.search(suffix) {
@@ -125,6 +126,65 @@ impl Writer {
         // writer, holding `&mut Tree`, runs); the writer's shared view of it is not used after
         // this call (see the callers).
         Some(PackMut::new(unsafe { node::heap_leaf_image_mut(address) }))
+    }
+
+    /// Inserts `rest` (the key after the pack's position), which leaves the pack's prefix, by
+    /// putting an inner node above the pack: the node's prefix is their common part, its
+    /// children the pack (a copy, its prefix cut after the byte where the key differs) and the
+    /// key's value word; a key that ends inside the prefix goes to the node's value slot.
+    /// (Bursting the pack, as before issue 13's dense packs, turned every dense run inserted in
+    /// ascending order into a Node256 of inline words: the next run's first key always leaves
+    /// the prefix of the run before.)
+    #[cold]
+    #[inline(never)]
+    fn pack_split_prefix(
+        &mut self,
+        slot: &mut [u8; 8],
+        depth: usize,
+        pack: &PackRef<'_>,
+        rest: &[u8],
+        value: &[u8],
+    ) {
+        let bits = word::load(slot);
+        let common = common_prefix_len(rest, pack.prefix);
+        let Some(&pack_byte) = pack.prefix.get(common) else {
+            debug_assert!(false, "pack_split_prefix of a key inside the pack's prefix");
+            return;
+        };
+        let moved = rebuild(
+            self.version,
+            pack,
+            &pack.prefix[common + 1..],
+            None,
+            None,
+            &[],
+        );
+        let mut entries = EntryList::new();
+        let mut value_slot = 0;
+        match rest.get(common) {
+            Some(&byte) => {
+                let key_word = value_word(&rest[common + 1..], value);
+                if byte < pack_byte {
+                    entries.push(byte, key_word);
+                    entries.push(pack_byte, moved);
+                } else {
+                    entries.push(pack_byte, moved);
+                    entries.push(byte, key_word);
+                }
+            }
+            None => {
+                value_slot = value_word(&[], value);
+                entries.push(pack_byte, moved);
+            }
+        }
+        let shape = Shape {
+            prefix: &rest[..common],
+            depth,
+            version: self.version,
+            value: value_slot,
+        };
+        *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
+        self.retire(bits);
     }
 
     /// Replaces the pack in `slot` by an inner node holding the same keys.

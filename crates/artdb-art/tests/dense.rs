@@ -536,3 +536,59 @@ fn inserted_runs_become_dense() {
     assert_eq!(contents(tree.iter()), model);
     tree.verify().unwrap();
 }
+
+/// Keys inserted in ascending order (W2's insert_txn): each run's pack becomes dense at its
+/// 256th key, and the next run's first key puts a node above it instead of bursting it into a
+/// Node256 of inline words (a pack is split at its prefix, not burst, for a key outside it).
+#[test]
+fn ascending_inserts_become_dense() {
+    let runs = 40u32;
+    let mut tree = Tree::new();
+    let mut model = Model::new();
+    for i in 0..runs * 256 {
+        let (k, v) = (i.to_be_bytes().to_vec(), value(i, 7));
+        tree.insert(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    let stats = tree.stats();
+    assert_eq!(stats.dense_packs, u64::from(runs), "{stats:?}");
+    assert_eq!(stats.inline_values, 0, "{stats:?}");
+    tree.verify().unwrap();
+    assert_eq!(contents(tree.iter()), model);
+    // Descending, and a key that ends inside a pack's prefix (a value slot above the pack).
+    let mut tree = Tree::new();
+    for i in (0..runs * 256).rev() {
+        tree.insert(&i.to_be_bytes(), &value(i, 7)).unwrap();
+    }
+    assert_eq!(tree.stats().dense_packs, u64::from(runs));
+    tree.insert(&[0, 0], b"short").unwrap();
+    model.insert(vec![0, 0], b"short".to_vec());
+    tree.verify().unwrap();
+    assert_eq!(contents(tree.iter()), model);
+    check_points(&tree, &model).unwrap();
+    // One run: a dense pack at the root with prefix [0, 0, 7]; keys that end inside its prefix
+    // and keys that leave it below and above.
+    let mut tree = Tree::new();
+    let mut model = Model::new();
+    for b in 0..=255u8 {
+        let k = vec![0, 0, 7, b];
+        tree.insert(&k, &value(u32::from(b), 3)).unwrap();
+        model.insert(k, value(u32::from(b), 3));
+    }
+    assert_eq!(tree.stats().dense_packs, 1);
+    for k in [
+        vec![0, 0],
+        vec![0],
+        vec![],
+        vec![0, 0, 6, 1],
+        vec![0, 0, 9],
+        vec![1, 2, 3, 4],
+    ] {
+        tree.insert(&k, b"v").unwrap();
+        model.insert(k, b"v".to_vec());
+        tree.verify().unwrap();
+        assert_eq!(contents(tree.iter()), model);
+    }
+    assert_eq!(tree.stats().dense_packs, 1);
+    check_points(&tree, &model).unwrap();
+}

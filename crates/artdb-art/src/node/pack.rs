@@ -153,6 +153,15 @@ pub(crate) fn fits(suffix_len: usize, value_len: usize) -> bool {
     (1..=PACK_KEY_WIDTH_MAX).contains(&suffix_len) && value_len <= PACK_VALUE_WIDTH_MAX
 }
 
+/// The version field of a pack image (0 if the image is too short to hold one).
+#[inline]
+fn version_of(image: &[u8]) -> u64 {
+    image
+        .get(8..16)
+        .and_then(|v| <[u8; 8]>::try_from(v).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
 /// A read-only view of a pack image.
 #[derive(Clone, Copy)]
 pub(crate) struct PackRef<'a> {
@@ -176,56 +185,63 @@ impl<'a> PackRef<'a> {
             .get(..8)
             .and_then(|h| h.try_into().ok())
             .ok_or("short pack")?;
-        let dense = match header[0] {
-            KIND_PACK => false,
-            KIND_DENSE => true,
-            _ => return Err("not a pack"),
-        };
+        if header[0] != KIND_PACK {
+            if header[0] == KIND_DENSE {
+                return PackRef::from_dense_image(bytes, header);
+            }
+            return Err("not a pack");
+        }
         let key_width = header[1] as usize;
         let count = u16::from_le_bytes([header[2], header[3]]) as usize;
         let value_width = header[4] as usize;
-        let spare = header[5] as usize;
-        let capacity = count + spare;
+        let capacity = count + header[5] as usize;
         let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
-        let len = if dense {
-            if key_width != 1
-                || count != DENSE_ENTRIES
-                || spare != 0
-                || value_width > PACK_VALUE_WIDTH_MAX
-            {
-                return Err("dense pack widths or count out of range");
-            }
-            dense_image_len(prefix_len, value_width)
-        } else {
-            if !fits(key_width, value_width)
-                || count < 2
-                || capacity > pack_capacity_max(key_width - 1 + value_width)
-            {
-                return Err("pack widths, count or capacity out of range");
-            }
-            pack_image_len(prefix_len, key_width, value_width, capacity)
-        };
+        if !fits(key_width, value_width)
+            || count < 2
+            || capacity > pack_capacity_max(key_width - 1 + value_width)
+        {
+            return Err("pack widths, count or capacity out of range");
+        }
+        let len = pack_image_len(prefix_len, key_width, value_width, capacity);
         let image = bytes.get(..len).ok_or("pack extends past the image")?;
         let (prefix, rest) = image[PACK_HEADER_LEN..].split_at(prefix_len);
-        let (fence, entries) = if dense {
-            (&IDENTITY_FENCE[..], rest)
-        } else {
-            let (fence, entries) = rest.split_at(capacity);
-            (&fence[..count], entries)
-        };
-        let version = image
-            .get(8..16)
-            .and_then(|v| <[u8; 8]>::try_from(v).ok())
-            .map_or(0, u64::from_le_bytes);
+        let (fence, entries) = rest.split_at(capacity);
+        let fence = &fence[..count];
         Ok(PackRef {
             prefix,
             fence,
             entries,
             key_width,
             value_width,
-            version,
+            version: version_of(image),
             image,
-            dense,
+            dense: false,
+        })
+    }
+
+    /// [`PackRef::from_image`] of a dense pack (kind 7), whose `header` is `bytes`' first 8.
+    fn from_dense_image(bytes: &'a [u8], header: &[u8; 8]) -> Result<PackRef<'a>, &'static str> {
+        let value_width = header[4] as usize;
+        let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
+        if header[1] != 1
+            || u16::from_le_bytes([header[2], header[3]]) as usize != DENSE_ENTRIES
+            || header[5] != 0
+            || value_width > PACK_VALUE_WIDTH_MAX
+        {
+            return Err("dense pack widths or count out of range");
+        }
+        let len = dense_image_len(prefix_len, value_width);
+        let image = bytes.get(..len).ok_or("pack extends past the image")?;
+        let (prefix, entries) = image[PACK_HEADER_LEN..].split_at(prefix_len);
+        Ok(PackRef {
+            prefix,
+            fence: &IDENTITY_FENCE[..],
+            entries,
+            key_width: 1,
+            value_width,
+            version: version_of(image),
+            image,
+            dense: true,
         })
     }
 
@@ -684,15 +700,6 @@ impl PackWriter<'_> {
             self.index
         );
         let stride = self.key_width - 1 + self.value_width;
-        let fence = if self.dense {
-            None
-        } else {
-            let Some(fence) = self.fence.get_mut(self.index) else {
-                debug_assert!(false, "more pack entries than announced");
-                return;
-            };
-            Some(fence)
-        };
         let Some(record) = self
             .records
             .get_mut(self.index * stride..(self.index + 1) * stride)
@@ -700,8 +707,10 @@ impl PackWriter<'_> {
             debug_assert!(false, "more pack entries than announced");
             return;
         };
-        if let Some(fence) = fence {
-            *fence = first;
+        // A dense writer's fence is empty (implicit); an ordinary one has a slot per record.
+        match self.fence.get_mut(self.index) {
+            Some(fence) => *fence = first,
+            None => debug_assert!(self.dense, "more pack entries than announced"),
         }
         record[..rest.len()].copy_from_slice(rest);
         record[rest.len()..].copy_from_slice(value);
@@ -831,25 +840,27 @@ pub(crate) fn alloc_pack_spare(
         count <= capacity_max,
         "pack of {count} entries over its capacity"
     );
-    if key_width == 1 && count == DENSE_ENTRIES {
-        let len = dense_image_len(prefix.len(), value_width);
-        let address = raw::alloc_image(len);
-        // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
-        let bytes = unsafe { raw::image_mut(address, len) };
-        fill_dense_image(bytes, prefix, value_width, version, fill);
-        // No layout hint, as for every one-byte-suffix pack (below).
-        return crate::word::heap_leaf(address);
-    }
-    let spare = spare
-        .min(capacity_max.saturating_sub(count))
-        .min(u8::MAX as usize);
+    // A full run of one-byte suffixes is built dense: no fence, no spare slots. (One writer and
+    // one call of `fill` for both layouts, so the caller's closure is inlined once.)
+    let dense = key_width == 1 && count == DENSE_ENTRIES;
+    let spare = if dense {
+        0
+    } else {
+        spare
+            .min(capacity_max.saturating_sub(count))
+            .min(u8::MAX as usize)
+    };
     let capacity = count + spare;
-    let len = pack_image_len(prefix.len(), key_width, value_width, capacity);
+    let len = if dense {
+        dense_image_len(prefix.len(), value_width)
+    } else {
+        pack_image_len(prefix.len(), key_width, value_width, capacity)
+    };
     let address = raw::alloc_image(len);
     // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
     let bytes = unsafe { raw::image_mut(address, len) };
     let (header, rest) = bytes.split_at_mut(PACK_HEADER_LEN);
-    header[0] = KIND_PACK;
+    header[0] = if dense { KIND_DENSE } else { KIND_PACK };
     header[1] = key_width as u8;
     header[2..4].copy_from_slice(&(count as u16).to_le_bytes());
     header[4] = value_width as u8;
@@ -858,19 +869,19 @@ pub(crate) fn alloc_pack_spare(
     header[8..16].copy_from_slice(&version.to_le_bytes());
     let (prefix_bytes, rest) = rest.split_at_mut(prefix.len());
     prefix_bytes.copy_from_slice(prefix);
-    let (fence, records) = rest.split_at_mut(capacity);
+    let (fence, records) = rest.split_at_mut(if dense { 0 } else { capacity });
     let mut writer = PackWriter {
         fence,
         records,
         key_width,
         value_width,
         index: 0,
-        dense: false,
+        dense,
     };
     fill(&mut writer);
     debug_assert_eq!(writer.index, count, "pack filled with the announced count");
     if key_width == 1 {
-        // One-byte suffixes (dense keys) get no hint: their lookups are found by the direct
+        // One-byte suffixes (dense keys, and dense packs) get no hint: their lookups are found by the direct
         // guess and run many at once in the core's window, so the hint's prefetch arithmetic
         // cost more than the record miss it hides (lookup_profile, 10M dense keys: 17.5 -> 11.5
         // Mops per CPU second with the hint).
