@@ -80,9 +80,13 @@ fn sample_step(count: usize) -> usize {
 /// full search when the answer is outside, so the result never depends on it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Guess {
-    /// In `[0, 1]`.
-    fraction: f64,
+    /// In `0..=GUESS_ONE`: a binary fraction with 32 bits after the point (integer arithmetic
+    /// keeps the lookup free of float conversions, which cost more instructions than the rest).
+    fraction: u64,
 }
+
+/// The fraction 1 of a `Guess`.
+const GUESS_ONE: u64 = 1 << 32;
 
 impl Guess {
     /// The guess for `key` in a page bounded by `low <= key < high`; `None` when the bounds give
@@ -94,9 +98,15 @@ impl Guess {
         if high <= low {
             return None;
         }
-        let key = key.clamp(low, high);
+        let range = high - low;
+        let offset = key.clamp(low, high) - low;
+        // The top 32 significant bits of the range (>= 2^31) and the offset shifted alike
+        // (offset <= range): their quotient, scaled by 2^32, is within `0..=GUESS_ONE`.
+        let shift = range.leading_zeros();
+        let range = (range << shift) >> 32;
+        let offset = (offset << shift) >> 32;
         Some(Guess {
-            fraction: (key - low) as f64 / (high - low) as f64,
+            fraction: ((offset << 32) / range).min(GUESS_ONE),
         })
     }
 
@@ -104,7 +114,7 @@ impl Guess {
     #[cfg(test)]
     pub(crate) fn at(fraction: f64) -> Guess {
         Guess {
-            fraction: fraction.clamp(0.0, 1.0),
+            fraction: (fraction.clamp(0.0, 1.0) * GUESS_ONE as f64) as u64,
         }
     }
 
@@ -112,18 +122,18 @@ impl Guess {
     /// 0), and the guess within that part.
     #[inline]
     pub(crate) fn split(self, parts: u64) -> (u64, Guess) {
-        let position = self.fraction * parts as f64;
-        // `as` saturates; the fraction is in [0, 1], so the part is within `0..=parts`.
-        let part = (position as u64).min(parts.saturating_sub(1));
-        let within = (position - part as f64).clamp(0.0, 1.0);
+        let position = u128::from(self.fraction) * u128::from(parts);
+        let part = ((position >> 32) as u64).min(parts.saturating_sub(1));
+        let within = (position - (u128::from(part) << 32)).min(u128::from(GUESS_ONE)) as u64;
         (part, Guess { fraction: within })
     }
 
     /// The guessed position in `0..=span` (the fraction scaled, rounded down).
     #[inline]
     pub(crate) fn scale(self, span: usize) -> usize {
-        // `as` saturates, and the fraction is in [0, 1], so the product is within `0..=span`.
-        ((self.fraction * span as f64) as usize).min(span)
+        let position = (u128::from(self.fraction) * span as u128) >> 32;
+        // The fraction is at most 1, so the position is at most `span`.
+        (position as usize).min(span)
     }
 }
 
@@ -275,6 +285,13 @@ impl<'a> PageRef<'a> {
     }
 
     /// The guided search's window, or `None` if the answer is not inside it.
+    ///
+    /// Walks from the guessed entry towards the answer, one entry at a time, at most `reach`
+    /// entries: where the guess is right to an entry or two (the case it exists for) that is two
+    /// or three key comparisons, against five or six for a binary search of the whole window.
+    /// If entry `center` sorts before `key`, so do all before it, and the answer is the first
+    /// entry after it that does not; if it does not, neither do the entries after it, and the
+    /// answer is the entry after the last one before it that does.
     #[inline]
     pub(crate) fn search_window(&self, key: &[u8], strict: bool, guess: Guess) -> Option<usize> {
         let last = self.count.checked_sub(1)?;
@@ -285,17 +302,26 @@ impl<'a> PageRef<'a> {
         } else {
             GUESS_REACH_ENTRIES.max(CACHE_LINE / self.stride.max(1))
         };
-        let low = center.saturating_sub(reach);
-        let high = (center + reach).min(last);
-        // Entries before `low` sort before `key` if entry `low` does; entries after `high` do not
-        // if entry `high` does not. Entry 0 and the last entry need no check on their side.
-        if low > 0 && !Self::before(compare_keys(self.key(low), key), strict) {
-            return None;
+        if Self::before(compare_keys(self.key(center), key), strict) {
+            let end = (center + reach).min(last);
+            for slot in center + 1..=end {
+                if !Self::before(compare_keys(self.key(slot), key), strict) {
+                    return Some(slot);
+                }
+            }
+            // Every entry up to `end` sorts before `key`: the answer is past the window unless
+            // the window reached the end of the page.
+            return (end == last).then_some(self.count);
         }
-        if high < last && Self::before(compare_keys(self.key(high), key), strict) {
-            return None;
+        let start = center.saturating_sub(reach);
+        for slot in (start..center).rev() {
+            if Self::before(compare_keys(self.key(slot), key), strict) {
+                return Some(slot + 1);
+            }
         }
-        Some(self.search_range(key, strict, low, high + 1))
+        // No entry from `start` to `center` sorts before `key`: the answer is `start` if that is
+        // the first entry, else before the window.
+        (start == 0).then_some(0)
     }
 
     /// The search of a fixed page, in two rounds of cache misses instead of one per probe.

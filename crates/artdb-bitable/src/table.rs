@@ -95,8 +95,10 @@ impl Shape {
     /// Prefetches the lines a guided search of a page of this level may read first: the header
     /// line, the lines of the sampled search's first round (its fallback), and the entries
     /// around `guess`, placed by the level's average entry bytes per page.
+    /// With `samples_on_their_way` (a speculative prefetch already asked for the header and the
+    /// sample lines of this page), only the window's lines.
     #[inline]
-    fn prefetch_window(&self, page: &[u8], guess: Guess) {
+    fn prefetch_window(&self, page: &[u8], guess: Guess, samples_on_their_way: bool) {
         let center = PAGE_HEADER_LEN + guess.scale(self.entry_bytes_per_page);
         let entry = self.entry_bytes.min(GUESS_PREFETCH_REACH_MAX);
         let reach = (GUESS_PREFETCH_ENTRIES * entry).clamp(CACHE_LINE, GUESS_PREFETCH_REACH_MAX);
@@ -104,8 +106,10 @@ impl Shape {
         // if the guess misses, the fallback's first round is then already loaded, so a missed
         // guess costs no more rounds than no guess (measured at 40M pairs: no cost where guesses
         // hold, 2.56x instead of 2.26x the array where leaf guesses mostly miss).
-        for sixteenth in 0..16 {
-            crate::raw::prefetch(page, sixteenth * page.len() / 16);
+        if !samples_on_their_way {
+            for sixteenth in 0..16 {
+                crate::raw::prefetch(page, sixteenth * page.len() / 16);
+            }
         }
         let mut at = center.saturating_sub(reach) & !(CACHE_LINE - 1);
         while at < center + reach + entry {
@@ -244,19 +248,21 @@ impl Table {
     /// Page `index` of `level`, validated before its first use in this process.
     #[inline]
     pub(crate) fn page(&self, level: usize, index: u64) -> Result<PageRef<'_>> {
-        self.page_guided(level, index, None)
+        self.page_guided(level, index, None, false)
     }
 
     /// Page `index` of `level`, validated before its first use in this process, with the lines
     /// its search will read first already on their way: the header line and one line every 1/16
     /// page (the first round of `PageRef::search`'s sampled search), and with a `guess` also the
     /// lines around the guessed entry (what `PageRef::search_guided` reads when the guess holds).
+    /// `speculated`: `prefetch_child` already asked for this page's header and sample lines.
     #[inline]
     pub(crate) fn page_guided(
         &self,
         level: usize,
         index: u64,
         guess: Option<Guess>,
+        speculated: bool,
     ) -> Result<PageRef<'_>> {
         let info = &self.header.levels[level];
         debug_assert!(
@@ -270,7 +276,7 @@ impl Table {
         // Start loading every line the search's first round reads together, before the header is
         // read: a cold page then costs about one miss latency for them all.
         match guess {
-            Some(guess) => self.shapes[level].prefetch_window(bytes, guess),
+            Some(guess) => self.shapes[level].prefetch_window(bytes, guess, speculated),
             None => {
                 for sixteenth in 0..16 {
                     crate::raw::prefetch(bytes, sixteenth * page_size / 16);
@@ -338,11 +344,11 @@ impl Table {
         let mut low: Option<&[u8]> = None;
         let mut high: Option<&[u8]> = None;
         let mut guess = None;
+        let mut speculated = None;
         for level in (1..=top).rev() {
-            if let Some(guess) = guess {
-                self.prefetch_child(level, index, guess);
-            }
-            let page = self.page_guided(level, index, guess)?;
+            let child = guess.and_then(|guess| self.prefetch_child(level, index, guess));
+            let page = self.page_guided(level, index, guess, speculated == Some(index))?;
+            speculated = child;
             let slot = page.search_guided(key, true, guess);
             if let Some(separator) = slot.checked_sub(1) {
                 low = Some(page.key(separator));
@@ -356,7 +362,8 @@ impl Table {
             };
             index = page.first_child() + slot as u64;
         }
-        Ok((index, self.page_guided(0, index, guess)?, guess))
+        let leaf = self.page_guided(0, index, guess, speculated == Some(index))?;
+        Ok((index, leaf, guess))
     }
 
     /// `Shape::children_per_page` of a level (tests).
@@ -371,27 +378,27 @@ impl Table {
     /// child's index follows from the page's index where every page of the level has the same
     /// number of children (`Shape::children_per_page`). When the guess holds, the branch page and
     /// the child are loaded in the same round; when it does not, a few lines were loaded for
-    /// nothing. A hint only: nothing reads these lines unless the search leads there.
+    /// nothing. A hint only: nothing reads these lines unless the search leads there. Returns
+    /// the child's index in the level below, if it prefetched one.
     #[inline]
-    fn prefetch_child(&self, level: usize, index: u64, guess: Guess) {
-        let Some(below) = level.checked_sub(1) else {
-            return;
-        };
+    fn prefetch_child(&self, level: usize, index: u64, guess: Guess) -> Option<u64> {
+        let below = level.checked_sub(1)?;
         let children = self.shapes[level].children_per_page;
-        let Some(first) = index.checked_mul(children) else {
-            return;
-        };
+        if children == 0 {
+            return None;
+        }
+        let first = index.checked_mul(children)?;
         let (slot, within) = guess.split(children);
         let child = first + slot;
         let info = &self.header.levels[below];
         if child >= info.page_count {
-            return;
+            return None;
         }
         let page_size = self.header.page_size;
         let start = (info.start_page + child) as usize * page_size;
-        if let Some(page) = self.data().get(start..start + page_size) {
-            self.shapes[below].prefetch_window(page, within);
-        }
+        let page = self.data().get(start..start + page_size)?;
+        self.shapes[below].prefetch_window(page, within, false);
+        Some(child)
     }
 
     /// The value stored under `key`, borrowed from the table.

@@ -293,7 +293,8 @@ fn guided_descent_matches_a_btreemap_on_unevenly_spread_keys() {
         assert_eq!(found, part, "fraction {fraction} of {parts} parts");
         assert!(within.scale(1000) <= 1000);
     }
-    assert_eq!(Guess::at(0.55).split(10).1.scale(1000), 500);
+    let within = Guess::at(0.55).split(10).1.scale(1000);
+    assert!((499..=500).contains(&within), "{within}");
     assert_eq!(Guess::between(b"a", b"a\0", b"a"), None);
     assert_eq!(Guess::between(b"same", b"same", b"same"), None);
 }
