@@ -168,6 +168,16 @@ impl<const N: usize> Input for Fixed<'_, N> {
     }
 }
 
+/// A tree over nodes just built. They carry the writer's first version, as `bulk_build`'s do:
+/// the tree counts as changed, so its first snapshot moves the writer to the next version and
+/// later writes copy what the snapshot reads instead of changing it in place (regression: they
+/// changed nodes and freed packs under the snapshot).
+fn built_tree(root: u64, len: u64) -> Tree {
+    let mut tree = Tree::with_root(root, len, None);
+    tree.parts_mut().1.dirty = true;
+    tree
+}
+
 impl Tree {
     /// Builds a tree from a slice of pairs sorted by key (strictly increasing), each node once at
     /// its final size, leaf packs where a subtree's keys and values have uniform lengths.
@@ -184,7 +194,7 @@ impl Tree {
     {
         validate(pairs)?;
         let root = build(&Pairs(pairs), pairs.len());
-        Ok(Tree::with_root(root, pairs.len() as u64, None))
+        Ok(built_tree(root, pairs.len() as u64))
     }
 
     /// [`Tree::bulk_build_slice`] for fixed-width pairs: keys of `N` bytes and values of at most
@@ -200,7 +210,7 @@ impl Tree {
     pub fn bulk_build_fixed<const N: usize>(pairs: &[([u8; N], [u8; 8])]) -> Result<Tree, Error> {
         validate_fixed(pairs)?;
         let root = build(&Fixed::new(pairs), pairs.len());
-        Ok(Tree::with_root(root, pairs.len() as u64, None))
+        Ok(built_tree(root, pairs.len() as u64))
     }
 }
 
