@@ -456,13 +456,13 @@ impl<'s> Builder<'s> {
     ) -> Result<(), Error> {
         let prefix = &self.last[depth..open.end];
         let entries = &open.entries;
+        // `dense_value_width` checked: 256 inline words of `value_width` bytes, so bytes 0..=255
+        // in order.
         let fill = |writer: &mut node::PackWriter<'_>| {
-            for &(byte, child) in entries {
-                if let Child::Word(bits) = child {
-                    let slot = bits.to_le_bytes();
-                    writer.push(byte, &[], word::inline_value(&slot, value_width));
-                }
-            }
+            writer.push_inline_words(entries.iter().filter_map(|&(_, child)| match child {
+                Child::Word(bits) => Some(bits),
+                _ => None,
+            }));
         };
         let bits = if self.sink.is_some() {
             let mut image = std::mem::take(&mut self.scratch);

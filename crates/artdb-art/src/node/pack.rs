@@ -719,6 +719,34 @@ impl PackWriter<'_> {
 }
 
 impl PackWriter<'_> {
+    /// Appends the values of a dense run given as inline child words, in byte order (a dense
+    /// writer of values under 8 bytes): one store per entry instead of `push`'s two copies of
+    /// unknown length (W2's bulk load closes 195,313 dense packs at 50M keys).
+    pub fn push_inline_words(&mut self, words: impl Iterator<Item = u64>) {
+        let width = self.value_width;
+        debug_assert!(
+            self.dense && self.key_width == 1 && width < 8,
+            "inline words go to a dense writer"
+        );
+        for bits in words {
+            let at = self.index * width;
+            // The value is bytes 1..1 + width of the little-endian word: one 8-byte store, whose
+            // bytes past the value the next record overwrites (records are written in order).
+            let value = (bits >> 8).to_le_bytes();
+            match self.records.get_mut(at..at + 8) {
+                Some(eight) => eight.copy_from_slice(&value),
+                None => match (self.records.get_mut(at..at + width), value.get(..width)) {
+                    (Some(record), Some(value)) => record.copy_from_slice(value),
+                    _ => {
+                        debug_assert!(false, "more pack entries than announced");
+                        return;
+                    }
+                },
+            }
+            self.index += 1;
+        }
+    }
+
     /// Appends a block of entries: their fence bytes and their records (`PackRef::block` of a
     /// pack of the same widths), with two copies instead of one push per entry.
     pub fn push_block(&mut self, (fence, records): (&[u8], &[u8])) {
