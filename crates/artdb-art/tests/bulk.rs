@@ -180,24 +180,29 @@ fn a_snapshot_of_a_bulk_built_tree_keeps_its_version() {
             .map(|i| ((i * 3).to_be_bytes().to_vec(), vec![i as u8; width]))
             .collect();
         let before: BTreeMap<Vec<u8>, Vec<u8>> = pairs.iter().cloned().collect();
-        let mut tree = Tree::bulk_build(pairs).unwrap();
-        let snapshot = tree.snapshot();
-        for i in 0..keys {
-            let key = (i * 3).to_be_bytes();
-            if i % 3 == 0 {
-                tree.remove(&key).unwrap();
-            } else {
-                tree.insert(&key, &[0xEE; 5]).unwrap();
-            }
-            tree.insert(&(i * 3 + 1).to_be_bytes(), &[0xDD; 2]).unwrap();
-        }
-        let seen: BTreeMap<Vec<u8>, Vec<u8>> = snapshot
-            .iter()
-            .map(|r| r.map(|(k, v)| (k, v.to_vec())))
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let seen = snapshot_after_changes(Tree::bulk_build(pairs).unwrap(), keys);
         assert_eq!(seen, before, "{keys} keys, {width}-byte values");
     }
+}
+
+/// Takes a snapshot of `tree` (keys `3i` for `i < keys`), then removes a third of those keys,
+/// replaces the rest and inserts `3i + 1` for every `i`; returns what the snapshot reads.
+fn snapshot_after_changes(mut tree: Tree, keys: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let snapshot = tree.snapshot();
+    for i in 0..keys {
+        let key = (i * 3).to_be_bytes();
+        if i % 3 == 0 {
+            tree.remove(&key).unwrap();
+        } else {
+            tree.insert(&key, &[0xEE; 5]).unwrap();
+        }
+        tree.insert(&(i * 3 + 1).to_be_bytes(), &[0xDD; 2]).unwrap();
+    }
+    snapshot
+        .iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap()
 }
 
 /// `bulk_build_slice` and `bulk_build_fixed` trees, like `bulk_build`'s, move the writer to a new
@@ -218,26 +223,11 @@ fn a_snapshot_of_a_slice_built_tree_keeps_its_version() {
             .map(|(k, v)| (k.to_vec(), v[..usize::from(v[7])].to_vec()))
             .collect();
         let slices: Vec<(Vec<u8>, Vec<u8>)> = before.clone().into_iter().collect();
-        for mut tree in [
+        for tree in [
             Tree::bulk_build_fixed(&pairs).unwrap(),
             Tree::bulk_build_slice(&slices).unwrap(),
         ] {
-            let snapshot = tree.snapshot();
-            for i in 0..keys {
-                let key = (i * 3).to_be_bytes();
-                if i % 3 == 0 {
-                    tree.remove(&key).unwrap();
-                } else {
-                    tree.insert(&key, &[0xEE; 5]).unwrap();
-                }
-                tree.insert(&(i * 3 + 1).to_be_bytes(), &[0xDD; 2]).unwrap();
-            }
-            let seen: BTreeMap<Vec<u8>, Vec<u8>> = snapshot
-                .iter()
-                .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())))
-                .collect::<Result<_, _>>()
-                .unwrap();
-            assert_eq!(seen, before, "{keys} keys");
+            assert_eq!(snapshot_after_changes(tree, keys), before, "{keys} keys");
         }
     }
 }

@@ -9,6 +9,30 @@ use artdb::{Db, Options};
 mod w2;
 use w2::{fresh_db, key, row_id};
 
+/// One pass of lookups of `keys` through `get`: the seconds it took and the wrong values. With
+/// `dependent`, each key waits for the previous lookup's value (it adds 0 to the key, through a
+/// data dependency the core cannot skip), so lookups cannot overlap their misses.
+fn timed_pass<'a>(
+    keys: &[u64],
+    dependent: bool,
+    mut get: impl FnMut(&[u8]) -> Result<Option<&'a [u8]>, Box<dyn std::error::Error>>,
+) -> Result<(f64, u64), Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    let (mut carry, mut bad) = (0u64, 0u64);
+    for &k in keys {
+        let k = k + carry;
+        let value = get(&key(k))?;
+        if value != Some(&row_id(k)[..]) {
+            bad += 1;
+        }
+        carry = match (dependent, value) {
+            (false, _) => 0,
+            (true, value) => value.map_or(1, |v| u64::from(v.len() != 7)),
+        };
+    }
+    Ok((start.elapsed().as_secs_f64(), bad))
+}
+
 /// Minor and major page faults of this process so far (`/proc/self/stat` fields 10 and 12).
 fn faults() -> String {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -42,13 +66,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let read = db.read();
         let table = read.table("t")?;
         for pass in 0..6 {
-            let start = Instant::now();
-            for &k in &keys {
-                if table.get(&key(k))? != Some(&row_id(k)[..]) {
-                    return Err("wrong value".into());
-                }
+            let (seconds, bad) = timed_pass(&keys, false, |k| Ok(table.get(k)?))?;
+            if bad != 0 {
+                return Err("wrong value".into());
             }
-            let ns = start.elapsed().as_secs_f64() * 1e9 / keys.len() as f64;
+            let ns = seconds * 1e9 / keys.len() as f64;
             println!("pass {pass}: {ns:.1} ns per lookup; {}", faults());
         }
     }
@@ -66,13 +88,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // data dependency the core cannot skip), so lookups cannot overlap their misses; the
     // independent default lets the core run ahead into the next lookup.
     let dependent = mode == "dependent";
-    let chain = |value: Option<&[u8]>| {
-        if dependent {
-            value.map_or(1, |v| u64::from(v.len() != 7))
-        } else {
-            0
-        }
-    };
     let mut bad = 0u64;
     // Passes alternate between the two, so both see the same machine; medians of the passes.
     let (mut persisted, mut heap) = (Vec::new(), Vec::new());
@@ -82,17 +97,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for pass in 0..=passes {
         if !grouped || pass == 0 {
             for pass in pass..if grouped { passes + 1 } else { pass + 1 } {
-                let start = Instant::now();
-                let mut carry = 0u64;
-                for &k in &keys {
-                    let k = k + carry;
-                    let value = table.get(&key(k))?;
-                    if value != Some(&row_id(k)[..]) {
-                        bad += 1;
-                    }
-                    carry = chain(value);
-                }
-                let elapsed = start.elapsed().as_secs_f64();
+                let (elapsed, wrong) = timed_pass(&keys, dependent, |k| Ok(table.get(k)?))?;
+                bad += wrong;
                 if pass == 0 {
                     println!("persisted first pass: {:.3} ms", elapsed * 1e3);
                 } else {
@@ -100,17 +106,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
         }
-        let start = Instant::now();
-        let mut carry = 0u64;
-        for &k in &keys {
-            let k = k + carry;
-            let value = tree.get(&key(k))?;
-            if value != Some(&row_id(k)[..]) {
-                bad += 1;
-            }
-            carry = chain(value);
-        }
-        heap.push(start.elapsed().as_secs_f64());
+        let (elapsed, wrong) = timed_pass(&keys, dependent, |k| Ok(tree.get(k)?))?;
+        bad += wrong;
+        heap.push(elapsed);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
