@@ -27,6 +27,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("bulk_load: {:.3} s", start.elapsed().as_secs_f64());
     db.close()?;
     println!("file: {} bytes", std::fs::metadata(&path)?.len());
-    let _ = std::fs::remove_file(&path);
+    w2::remove_db(&path);
     Ok(())
 }

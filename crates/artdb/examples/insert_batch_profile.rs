@@ -26,6 +26,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         total - inserted
     );
     db.close()?;
-    let _ = std::fs::remove_file(&path);
+    w2::remove_db(&path);
     Ok(())
 }

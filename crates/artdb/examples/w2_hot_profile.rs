@@ -121,6 +121,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     drop(read);
     db.close()?;
-    let _ = std::fs::remove_file(&path);
+    w2::remove_db(&path);
     Ok(())
 }

@@ -25,3 +25,9 @@ pub fn fresh_db(
     db.create_table("t")?;
     Ok((db, path))
 }
+
+/// Deletes the database at `path` and its log (what `fresh_db` made).
+pub fn remove_db(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
+}
