@@ -31,18 +31,12 @@ pub trait NodeSource: Send + Sync {
     /// rest of the map). The tree checks the image before using it.
     fn node_image(&self, offset: u64) -> Result<&[u8], Error>;
 
-    /// The bytes [`NodeSource::node_image`] returns, when getting them needs no error report
-    /// and no first-use work: `None` sends the reader to `node_image`, which does that work or
-    /// reports what is wrong. Lookups call this first (W2's hot lookups spent a quarter of their
-    /// instructions building `node_image`'s `Result`). The default asks `node_image`.
-    #[inline]
-    fn node_image_quick(&self, offset: u64) -> Option<&[u8]> {
-        self.node_image(offset).ok()
-    }
-
-    /// The images [`NodeSource::node_image_quick`] would serve, described once so that a lookup
-    /// can find them at every level without calling the source (see [`QuickRegion`]). `None`
-    /// (the default) sends every level through `node_image_quick`.
+    /// The images [`NodeSource::node_image`] serves with no error to report and no first-use
+    /// work left (for the engine: pages whose checksum matched), described once so that a
+    /// lookup can find them at every level without calling the source (see [`QuickRegion`]).
+    /// A lookup that meets an image outside it calls `node_image`, which does that work or
+    /// reports what is wrong, and asks for the region again. `None` (the default) sends every
+    /// level through `node_image`.
     #[inline]
     fn quick_region(&self) -> Option<QuickRegion<'_>> {
         None

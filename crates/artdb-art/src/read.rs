@@ -147,67 +147,6 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// One level of a point lookup of `key` at the persisted inner node at `offset` (reached at
-    /// `depth` from a node persisted at `parent`), with the checks of [`Resolver::resolve`] but
-    /// without building an [`Entry`]: the lookup path of persisted trees (W2's hot lookups spent
-    /// two thirds of their time in the general path's views). Leaves, packs, long prefixes and
-    /// keys that end at the node are left to the general path ([`PersistedStep::General`]).
-    #[inline]
-    pub(crate) fn persisted_inner_step(
-        &self,
-        offset: u64,
-        depth: usize,
-        parent: Option<u64>,
-        key: &[u8],
-    ) -> Result<PersistedStep<'a>, Error> {
-        if parent.is_some_and(|parent| offset >= parent) {
-            return Ok(PersistedStep::General); // the general path reports it
-        }
-        let Some(source) = self.source else {
-            return Ok(PersistedStep::General);
-        };
-        let bytes = match source.node_image_quick(offset) {
-            Some(bytes) => bytes,
-            None => source.node_image(offset)?,
-        };
-        let Some(header) = crate::raw::view::<node::Header>(bytes) else {
-            return Ok(PersistedStep::General);
-        };
-        let prefix_len = header.prefix_len();
-        if !matches!(
-            header.kind,
-            node::KIND_NODE4 | node::KIND_NODE16 | node::KIND_NODE48 | node::KIND_NODE256
-        ) || prefix_len > node::PREFIX_INLINE_LEN_MAX
-            || header.depth() != depth
-            || header.count() > node::capacity(header.kind)
-            || depth + prefix_len >= KEY_LEN_MAX
-        {
-            return Ok(PersistedStep::General);
-        }
-        if prefix_len != 0 && !header.inline_prefix_matches(key, depth, prefix_len) {
-            return Ok(PersistedStep::Done(None));
-        }
-        let at = depth + prefix_len;
-        let Some(&byte) = key.get(at) else {
-            return Ok(PersistedStep::General);
-        };
-        let child = if header.kind == node::KIND_NODE256 {
-            match crate::raw::view::<node::Node256>(bytes) {
-                Some(node) => node.find(byte),
-                None => return Ok(PersistedStep::General),
-            }
-        } else {
-            match InnerRef::from_image(bytes) {
-                Ok(inner) => inner.find(byte),
-                Err(_) => return Ok(PersistedStep::General),
-            }
-        };
-        Ok(match child {
-            Some(child) => PersistedStep::Descend(child, at + 1),
-            None => PersistedStep::Done(None),
-        })
-    }
-
     /// A lookup of `key` in the persisted image at `offset` (reached at `depth` from a node
     /// persisted at `parent`) if it is a well-formed dense pack (`node::dense_get`); `None`
     /// leaves it to the general path, which reports anything wrong.
@@ -222,7 +161,7 @@ impl<'a> Resolver<'a> {
         if parent.is_some_and(|parent| offset >= parent) {
             return None;
         }
-        node::dense_get(self.source?.node_image_quick(offset)?, key, depth)
+        node::dense_get(self.source?.node_image(offset).ok()?, key, depth)
     }
 
     /// The value held by a value-slot word (inline, or a leaf with an empty suffix).
@@ -243,16 +182,6 @@ impl<'a> Resolver<'a> {
             )),
         }
     }
-}
-
-/// Outcome of [`Resolver::persisted_inner_step`].
-pub(crate) enum PersistedStep<'a> {
-    /// The lookup finished.
-    Done(Option<&'a [u8]>),
-    /// Continue at this child slot of the node, at this depth.
-    Descend(&'a [u8; 8], usize),
-    /// Not a case the step handles: resolve the word the general way.
-    General,
 }
 
 /// One version of the tree, borrowed.
@@ -301,17 +230,38 @@ impl<'a> View<'a> {
         slot: &'a [u8; 8],
         depth: usize,
     ) -> Result<Option<&'a [u8]>, Error> {
-        if let Some(region) = self
-            .resolver
-            .source
-            .and_then(|source| source.quick_region())
-        {
-            return match read_persisted::get(region, slot, depth, None, key) {
-                Quick::Done(value) => Ok(value),
-                Quick::Slow(slot, depth, parent) => self.get_slow(key, slot, depth, parent),
+        let Some(source) = self.resolver.source else {
+            return self.get_slow(key, slot, depth, None);
+        };
+        let (mut slot, mut depth, mut parent) = (slot, depth, None);
+        loop {
+            let Some(region) = source.quick_region() else {
+                return self.get_slow(key, slot, depth, parent);
             };
+            let (at, at_depth, at_parent) =
+                match read_persisted::get(region, slot, depth, parent, key) {
+                    Quick::Done(value) => return Ok(value),
+                    Quick::Slow(at, at_depth, at_parent) => (at, at_depth, at_parent),
+                };
+            // A persisted word whose page has not had its first-use work (a cold lookup): the
+            // source does it (or reports what is wrong), and the quick path goes on from there.
+            // Anything else, or a page the region still does not serve, is the general path's.
+            let unverified = match word::decode(word::load(at)) {
+                Word::Persisted(offset) => {
+                    !at_parent.is_some_and(|parent| offset >= parent)
+                        && region.image(offset).is_none()
+                        && source.node_image(offset).is_ok()
+                        && source
+                            .quick_region()
+                            .is_some_and(|region| region.image(offset).is_some())
+                }
+                _ => false,
+            };
+            if !unverified {
+                return self.get_slow(key, at, at_depth, at_parent);
+            }
+            (slot, depth, parent) = (at, at_depth, at_parent);
         }
-        self.get_slow(key, slot, depth, None)
     }
 
     /// The checked general path of `get`, from `slot` at `depth` below the persisted node at
@@ -331,24 +281,9 @@ impl<'a> View<'a> {
                     return Ok((key.len() == depth).then(|| word::inline_value(slot, len)))
                 }
                 Word::Persisted(offset) => {
-                    match self
-                        .resolver
-                        .persisted_inner_step(offset, depth, parent, key)?
-                    {
-                        PersistedStep::Done(value) => return Ok(value),
-                        PersistedStep::Descend(child, next_depth) => {
-                            slot = child;
-                            depth = next_depth;
-                            parent = Some(offset);
-                            continue;
-                        }
-                        PersistedStep::General => {
-                            // A dense pack (W2's leaf level) is read in place (node/pack.rs).
-                            if let Some(value) = self.resolver.dense_get(offset, parent, depth, key)
-                            {
-                                return Ok(value);
-                            }
-                        }
+                    // A dense pack (W2's leaf level) is read in place (node/pack.rs).
+                    if let Some(value) = self.resolver.dense_get(offset, parent, depth, key) {
+                        return Ok(value);
                     }
                 }
                 _ => {}

@@ -231,20 +231,8 @@ impl artdb_art::NodeSource for PageSource {
         })
     }
 
-    /// The image when its page is verified already and the offset is well formed; `None`
-    /// otherwise (the reader then calls `node_image`, which verifies or reports).
-    #[inline]
-    fn node_image_quick(&self, offset: u64) -> Option<&[u8]> {
-        let data_end = self.image_data_end(offset)?;
-        let window = self.window();
-        if !window.is_verified(offset / PAGE_SIZE) {
-            return None;
-        }
-        window.map.bytes(offset, (data_end - offset) as usize)
-    }
-
-    /// The current window up to the data end, its verified bits, and the page layout: what
-    /// `node_image_quick` checks, handed over once per lookup.
+    /// The current window up to the data end, its verified bits, and the page layout, handed
+    /// over once per lookup (the tree checks offsets against them as `node_image` does).
     #[inline]
     fn quick_region(&self) -> Option<artdb_art::QuickRegion<'_>> {
         let data_end = self.data_end();
