@@ -3,16 +3,11 @@
 
 use std::collections::BTreeMap;
 
+mod common;
+use common::scale;
+
 use artdb_art::{Error, Tree};
 use proptest::prelude::*;
-
-fn scale() -> u32 {
-    std::env::var("ARTDB_TEST_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48 * scale(), ..ProptestConfig::default() })]

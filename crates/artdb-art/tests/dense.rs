@@ -12,18 +12,13 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
+mod common;
+use common::{checkpoint, scale};
+
 use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
 use proptest::prelude::*;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn scale() -> u32 {
-    std::env::var("ARTDB_TEST_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
 
 /// Key pages: each page is the 256 keys that share all but their last byte (a dense pack's
 /// run). Pages 0 and 1 are siblings, 0x0001_0203 sits alone below a longer shared prefix,
@@ -93,22 +88,6 @@ fn contents<'a>(iter: impl Iterator<Item = Result<(Vec<u8>, &'a [u8]), Error>>) 
     iter.map(|r| r.map(|(k, v)| (k, v.to_vec())))
         .collect::<Result<_, _>>()
         .unwrap()
-}
-
-/// Appends the tree's heap images to a copy of `store` and reopens (or adopts) them.
-fn checkpoint(tree: &mut Tree, store: &mut MemoryNodeStore, adopt: bool) -> Tree {
-    let mut next = store.clone();
-    let root = tree.persist(&mut next).unwrap();
-    *store = next.clone();
-    if adopt {
-        let mut moved = std::mem::take(tree);
-        moved
-            .adopt_persisted(root, moved.len(), Arc::new(next))
-            .unwrap();
-        moved
-    } else {
-        Tree::open(root, tree.len(), Arc::new(next)).unwrap()
-    }
 }
 
 /// Every point read of every page key (and a shorter and a longer key) against the model.

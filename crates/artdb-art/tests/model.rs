@@ -12,16 +12,11 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+mod common;
+use common::scale;
+
 use artdb_art::{Snapshot, Tree, KEY_LEN_MAX};
 use proptest::prelude::*;
-
-fn scale() -> u32 {
-    std::env::var("ARTDB_TEST_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
 
 fn config() -> ProptestConfig {
     ProptestConfig {

@@ -5,18 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+mod common;
+use common::{checkpoint, scale};
+
 use artdb_art::{ChildWord, Error, MemoryNodeStore, NodeSink, Tree};
 use proptest::prelude::*;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn scale() -> u32 {
-    std::env::var("ARTDB_TEST_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
 
 fn contents(tree: &Tree) -> Model {
     tree.iter()
@@ -30,22 +25,6 @@ fn persisted_set(tree: &Tree) -> BTreeSet<u64> {
     tree.for_each_persisted(|offset| assert!(set.insert(offset), "offset {offset} twice"))
         .unwrap();
     set
-}
-
-/// Appends the tree's heap nodes to a copy of `store` and reopens over it.
-fn checkpoint(tree: &mut Tree, store: &mut MemoryNodeStore, adopt: bool) -> Tree {
-    let mut next = store.clone();
-    let root = tree.persist(&mut next).unwrap();
-    *store = next.clone();
-    if adopt {
-        let mut moved = std::mem::take(tree);
-        moved
-            .adopt_persisted(root, moved.len(), Arc::new(next))
-            .unwrap();
-        moved
-    } else {
-        Tree::open(root, tree.len(), Arc::new(next)).unwrap()
-    }
 }
 
 #[derive(Debug, Clone)]
