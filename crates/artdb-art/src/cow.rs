@@ -243,6 +243,7 @@ impl Snapshot {
         self.inner.source.as_ref()
     }
 
+    #[inline]
     pub(crate) fn view(&self) -> View<'_> {
         View {
             root: &self.inner.root,

@@ -70,6 +70,7 @@ impl Fork {
     }
 
     /// The value of `key`.
+    #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
         self.tree.get(key)
     }

@@ -8,6 +8,7 @@ use crate::Error;
 
 impl Snapshot {
     /// The value of `key`, borrowed from the snapshot.
+    #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
         self.view().get(key)
     }

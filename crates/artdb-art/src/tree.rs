@@ -104,6 +104,7 @@ impl Tree {
         }
     }
 
+    #[inline]
     pub(crate) fn view(&self) -> View<'_> {
         View {
             root: &self.root,
@@ -197,6 +198,7 @@ impl Tree {
     }
 
     /// The value of `key`, borrowed from the tree.
+    #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
         self.view().get(key)
     }
