@@ -474,7 +474,8 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
             record_at: layout.entries_at + usize::from(first) * stride,
         });
     }
-    let fence = image.get(layout.fence_at..layout.fence_at + layout.count)?;
+    let padded = image.get(layout.fence_at..)?;
+    let fence = padded.get(..layout.count)?;
     if layout.key_width == 1 {
         // One-byte suffixes are distinct, so an entry equal to `first` is the only one: try
         // where a dense pack keeps it (a full pack of dense keys holds byte b at index b).
@@ -487,7 +488,7 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
             });
         }
     }
-    let (index, through) = super::search::fence_run(fence, first);
+    let (index, through) = super::search::fence_run_padded(padded, layout.count, first);
     if through == index {
         return None;
     }

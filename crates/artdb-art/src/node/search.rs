@@ -79,6 +79,34 @@ pub(crate) fn fence_run(fence: &[u8], first: u8) -> (usize, usize) {
     count_all(fence, first)
 }
 
+/// [`fence_run`] for a fence of `count` bytes at the start of `padded`, which holds the bytes
+/// that follow the fence in its image too: a fence shorter than 16 bytes (the packs of a tree of
+/// up to ~1M random keys) is counted in one 16-lane compare with the lanes past it masked off,
+/// instead of a byte loop. An image too short for 16 bytes there takes [`fence_run`].
+#[inline(always)]
+pub(crate) fn fence_run_padded(padded: &[u8], count: usize, first: u8) -> (usize, usize) {
+    if count < 16 {
+        if let Some(lanes) = padded.get(..16) {
+            let (below, through) = masks16(lanes, first);
+            let used = (1u32 << count) - 1;
+            return (low_ones(below & used), low_ones(through & used));
+        }
+    }
+    padded
+        .get(..count)
+        .map_or((0, 0), |fence| fence_run(fence, first))
+}
+
+/// How many of the low bits of `mask` (a 16-lane mask) are set before the first clear one. In
+/// a sorted fence the lanes below (or not above) a byte are the low lanes, so this is their
+/// count: a bit scan, where a count of the set bits would cost ~12 instructions (no popcount in
+/// the x86-64 baseline). On a fence that is not sorted (a damaged image) it is still at most the
+/// lanes counted, and `below <= through` still holds (every lane below a byte is not above it).
+#[inline(always)]
+fn low_ones(mask: u32) -> usize {
+    (!mask).trailing_zeros() as usize
+}
+
 /// The run counted in `HALVES` consecutive windows of [`FENCE_WINDOW_LEN`] bytes around the
 /// expected place of `first` (`fence` has at least that many bytes); `None` when the windows do
 /// not hold both of the run's edges.
@@ -192,17 +220,16 @@ fn count_all(fence: &[u8], first: u8) -> (usize, usize) {
     let mut start = 0usize;
     while start + 16 <= count {
         let (b, t) = masks16(&fence[start..start + 16], first);
-        below += b.count_ones() as usize;
-        through += t.count_ones() as usize;
+        below += low_ones(b);
+        through += low_ones(t);
         start += 16;
     }
     let rest = count - start;
     if rest > 0 {
         // The last 16 bytes; their first 16 - rest lanes were counted above.
         let (b, t) = masks16(&fence[count - 16..], first);
-        let fresh = !0u32 << (16 - rest);
-        below += (b & fresh).count_ones() as usize;
-        through += (t & fresh).count_ones() as usize;
+        below += low_ones(b).saturating_sub(16 - rest);
+        through += low_ones(t).saturating_sub(16 - rest);
     }
     (below, through)
 }
@@ -310,6 +337,45 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn fence_run_padded_matches_scalar() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for count in 0..40usize {
+            for round in 0..16 {
+                let mut fence: Vec<u8> = (0..count)
+                    .map(|_| match round {
+                        0 => 0,
+                        1 => 255,
+                        2 => (next() % 3) as u8 + 7,
+                        _ => next() as u8,
+                    })
+                    .collect();
+                fence.sort_unstable();
+                // Whatever follows the fence in the image (records) must not be counted.
+                let mut padded = fence.clone();
+                padded.extend((0..20).map(|_| next() as u8));
+                for first in 0..=255u8 {
+                    let expected = count_scalar(&fence, first);
+                    assert_eq!(fence_run_padded(&padded, count, first), expected);
+                    // No bytes after the fence: the unpadded path answers.
+                    assert_eq!(fence_run_padded(&fence, count, first), expected);
+                }
+            }
+        }
+        // A fence that is not sorted (a damaged image): bounded, below <= through.
+        let padded = [9u8, 1, 200, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        for first in 0..=255u8 {
+            let (below, through) = fence_run_padded(&padded, 4, first);
+            assert!(below <= through && through <= 4);
         }
     }
 
