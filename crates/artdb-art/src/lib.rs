@@ -53,6 +53,7 @@ mod snapshot_read;
 mod tree;
 mod verify;
 mod word;
+mod write_fast;
 
 pub use cow::Snapshot;
 pub use cursor::{Cursor, Iter, Pair};

@@ -29,6 +29,7 @@ use crate::pack_write::{can_pack, pack_of_two, PackInsert};
 use crate::persist::NodeSource;
 use crate::read::{check_key, Entry, Resolver, View};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
+use crate::write_fast::FastUpsert;
 use crate::{ChildWord, Error, VALUE_LEN_MAX};
 
 /// The single writer of a tree; owns the newest version. Readers on other threads use
@@ -415,12 +416,14 @@ impl Writer {
         value: &[u8],
         want_old: bool,
     ) -> Result<Upsert, Error> {
+        let (mut slot, mut depth) = match self.upsert_fast(root, key, value, want_old) {
+            FastUpsert::Done(upsert) => return Ok(upsert),
+            FastUpsert::Slow(slot, depth) => (slot, depth),
+        };
         let source = self.source.clone();
         let resolver = Resolver {
             source: source.as_deref(),
         };
-        let mut slot = root;
-        let mut depth = 0usize;
         loop {
             let bits = word::load(slot);
             let inner = match resolver.resolve(bits, depth, None)? {

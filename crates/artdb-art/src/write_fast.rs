@@ -1,0 +1,172 @@
+//! The heap-only insert fast path used by `Writer::upsert_with` (issue 13, fillrandom).
+//!
+//! Most inserts into a tree that lives on the heap walk inner nodes the writer already owns (or
+//! may adopt, when no snapshot is alive) and end in one of two cheap ways: a new child word in an
+//! inner node with room for it, or a new entry in a spare slot of a writable leaf pack (or a
+//! new value for an entry already there). This path does exactly those, reading each node's
+//! kind and prefix straight from its header, with no `Result`, no `Entry` enum, no node-source
+//! handle (the general path clones an `Arc` per insert) and no checked image parse of inner
+//! nodes.
+//!
+//! Everything else it hands back as [`FastUpsert::Slow`] with the slot and depth it reached,
+//! having changed nothing on the way but what the general path would have done there too
+//! (adopting nodes into the current version, `Writer::own`'s no-snapshot case), and the general
+//! path continues from there: persisted words, nodes a snapshot may still reach (they need a
+//! copy), prefixes that differ from the key or are longer than the header holds, keys that end
+//! at an inner node (value slots), full inner nodes (grow), leaves and inline values (split or
+//! replace), dense packs, packs whose widths differ from the key's, full packs, packs without
+//! a spare slot, and the 256th entry of a one-byte-suffix pack (built dense in a copy). A slot
+//! reached through heap nodes only has a heap parent, so the general path continues with no
+//! persisted parent, as it would have after walking the same nodes.
+
+use crate::node::{self, PackMut, PackRef, KIND_PACK, PREFIX_INLINE_LEN_MAX};
+use crate::tree::{value_word, Upsert, Writer};
+use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
+
+/// Outcome of the insert fast path.
+pub(crate) enum FastUpsert<'s> {
+    /// The insert or replacement is done (length and dirty flag updated).
+    Done(Upsert),
+    /// The general path must continue at this slot and depth (no persisted parent).
+    Slow(&'s mut [u8; 8], usize),
+}
+
+impl Writer {
+    /// Inserts or replaces `key` from `root` through owned heap words only (see the module
+    /// docs); `want_old` copies a replaced value out.
+    #[inline]
+    pub(crate) fn upsert_fast<'s>(
+        &mut self,
+        root: &'s mut [u8; 8],
+        key: &[u8],
+        value: &[u8],
+        want_old: bool,
+    ) -> FastUpsert<'s> {
+        let mut slot = root;
+        let mut depth = 0usize;
+        loop {
+            let bits = word::load(slot);
+            match bits & TAG_MASK {
+                TAG_HEAP_NODE if bits != 0 => {
+                    let address = bits as usize;
+                    // SAFETY: a heap node word linked in the current tree names a live inner
+                    // image of this crate (raw.rs invariant 2); the writer holds `&mut Tree`, so
+                    // nothing else writes it, and this view is dropped before any other view of
+                    // the node is made. Writes through it happen only once the node is the
+                    // current version's or no snapshot is alive (checked below), as in
+                    // `Writer::own`.
+                    let Some(mut inner) = (unsafe { node::heap_inner_mut::<'s>(address) }) else {
+                        return FastUpsert::Slow(slot, depth);
+                    };
+                    let header = inner.header();
+                    debug_assert_eq!(header.depth(), depth, "heap node depth");
+                    if header.version() != self.version {
+                        if !self.registry.no_snapshots() {
+                            return FastUpsert::Slow(slot, depth);
+                        }
+                        // No snapshot is alive (and none can appear while the writer runs): the
+                        // node is adopted into the current version, as `Writer::own` does.
+                        header.set_version(self.version);
+                    }
+                    let prefix_len = header.prefix_len();
+                    if prefix_len > PREFIX_INLINE_LEN_MAX
+                        || (prefix_len != 0
+                            && !header.inline_prefix_matches(key, depth, prefix_len))
+                    {
+                        return FastUpsert::Slow(slot, depth);
+                    }
+                    let at = depth + prefix_len;
+                    let Some(&byte) = key.get(at) else {
+                        return FastUpsert::Slow(slot, depth);
+                    };
+                    let (kind, count) = (header.kind, header.count());
+                    match inner.into_child_slot(byte) {
+                        Some(child) => {
+                            slot = child;
+                            depth = at + 1;
+                        }
+                        None if count < node::capacity(kind) => {
+                            // SAFETY: as above; the view from before was consumed.
+                            let Some(mut inner) = (unsafe { node::heap_inner_mut::<'s>(address) })
+                            else {
+                                return FastUpsert::Slow(slot, depth);
+                            };
+                            inner.add(byte, value_word(&key[at + 1..], value));
+                            self.len += 1;
+                            self.dirty = true;
+                            return FastUpsert::Done(Upsert::Inserted);
+                        }
+                        None => return FastUpsert::Slow(slot, depth),
+                    }
+                }
+                TAG_HEAP_LEAF | TAG_HEAP_PACK_HINTED => {
+                    return match self.pack_upsert_fast(bits, key.get(depth..), value, want_old) {
+                        Some((upsert, new_bits)) => {
+                            *slot = new_bits.to_le_bytes();
+                            FastUpsert::Done(upsert)
+                        }
+                        None => FastUpsert::Slow(slot, depth),
+                    };
+                }
+                _ => return FastUpsert::Slow(slot, depth),
+            }
+        }
+    }
+
+    /// The pack part of [`Writer::upsert_fast`]: `rest` is the key after the pack's word.
+    /// Returns the outcome and the pack's new word (its full bit may change), or `None` for
+    /// the general path (nothing changed).
+    #[inline]
+    fn pack_upsert_fast(
+        &mut self,
+        bits: u64,
+        rest: Option<&[u8]>,
+        value: &[u8],
+        want_old: bool,
+    ) -> Option<(Upsert, u64)> {
+        let rest = rest?;
+        let address = word::heap_leaf_address(bits);
+        // SAFETY: a heap leaf word linked in the current tree names a live leaf or pack image
+        // of this crate (raw.rs invariant 2), unchanged while this shared view is used; the view
+        // is dropped before the mutable one below is made.
+        let image = unsafe { node::heap_leaf_image(address) };
+        if image.first() != Some(&KIND_PACK) {
+            return None;
+        }
+        let pack = PackRef::from_image(image).ok()?;
+        let suffix = rest.strip_prefix(pack.prefix)?;
+        if suffix.len() != pack.key_width || value.len() != pack.value_width {
+            return None;
+        }
+        let writable = pack.version == self.version || self.registry.no_snapshots();
+        if !writable {
+            return None;
+        }
+        match pack.search(suffix) {
+            Ok(index) => {
+                let old = want_old.then(|| pack.entry(index).2.to_vec());
+                // SAFETY: a live heap pack of the current tree that no snapshot reaches (its
+                // version is the writer's, or no snapshot is alive); the writer holds `&mut
+                // Tree` and uses no other view of it from here on (`pack` is not used again).
+                let image = unsafe { node::heap_leaf_image_mut(address) };
+                PackMut::new(image).set_value(index, value);
+                self.dirty = true;
+                Some((Upsert::Replaced(old), bits))
+            }
+            Err(at) => {
+                let spare = pack.spare();
+                let becomes_dense = pack.key_width == 1 && pack.count() + 1 == node::DENSE_ENTRIES;
+                if spare == 0 || becomes_dense || pack.count() >= pack.capacity_max() {
+                    return None;
+                }
+                // SAFETY: as for the replacement above.
+                let image = unsafe { node::heap_leaf_image_mut(address) };
+                PackMut::new(image).insert(at, suffix, value);
+                self.len += 1;
+                self.dirty = true;
+                // The last spare slot taken: the word's hint now says full (word.rs).
+                Some((Upsert::Inserted, word::with_pack_full(bits, spare == 1)))
+            }
+        }
+    }
+}
