@@ -133,39 +133,45 @@ impl Writer {
         if image.first() != Some(&KIND_PACK) {
             return None;
         }
-        let pack = PackRef::from_image(image).ok()?;
-        let suffix = rest.strip_prefix(pack.prefix)?;
-        if suffix.len() != pack.key_width || value.len() != pack.value_width {
-            return None;
-        }
-        let writable = pack.version == self.version || self.registry.no_snapshots();
+        let (found, state) = node::heap_pack_find(image, rest, value.len())?;
+        let writable = state.version == self.version || self.registry.no_snapshots();
         if !writable {
             return None;
         }
-        match pack.search(suffix) {
+        match found {
             Ok(index) => {
-                let old = want_old.then(|| pack.entry(index).2.to_vec());
+                let old = if want_old {
+                    Some(PackRef::from_image(image).ok()?.entry(index).2.to_vec())
+                } else {
+                    None
+                };
                 // SAFETY: a live heap pack of the current tree that no snapshot reaches (its
                 // version is the writer's, or no snapshot is alive); the writer holds `&mut
-                // Tree` and uses no other view of it from here on (`pack` is not used again).
+                // Tree` and uses no other view of it from here on (`image` is not used again).
                 let image = unsafe { node::heap_leaf_image_mut(address) };
                 PackMut::new(image).set_value(index, value);
                 self.dirty = true;
                 Some((Upsert::Replaced(old), bits))
             }
             Err(at) => {
-                let spare = pack.spare();
-                let becomes_dense = pack.key_width == 1 && pack.count() + 1 == node::DENSE_ENTRIES;
-                if spare == 0 || becomes_dense || pack.count() >= pack.capacity_max() {
+                let becomes_dense = state.key_width == 1 && state.count + 1 == node::DENSE_ENTRIES;
+                if state.spare == 0
+                    || becomes_dense
+                    || state.count >= node::pack_capacity_max(state.stride)
+                {
                     return None;
                 }
+                let suffix = rest.get(state.prefix_len..)?;
                 // SAFETY: as for the replacement above.
                 let image = unsafe { node::heap_leaf_image_mut(address) };
-                PackMut::new(image).insert(at, suffix, value);
+                PackMut::new(image).insert_found(&state, at, suffix, value);
                 self.len += 1;
                 self.dirty = true;
                 // The last spare slot taken: the word's hint now says full (word.rs).
-                Some((Upsert::Inserted, word::with_pack_full(bits, spare == 1)))
+                Some((
+                    Upsert::Inserted,
+                    word::with_pack_full(bits, state.spare == 1),
+                ))
             }
         }
     }

@@ -279,3 +279,88 @@ fn inserts_with_a_snapshot_alive_write_fresh_nodes_in_place() {
     assert!(reader.is_empty());
     tree.verify().unwrap();
 }
+
+/// Fixed-width keys and values, so most writes land in leaf packs (the writer's fast path:
+/// write_fast.rs): inserts into spare slots, replacements in place, and the same writes while
+/// snapshots that reach the packs are alive (which must copy, not write in place). Every
+/// snapshot keeps its version; replacements return the old value.
+#[test]
+fn pack_writes_under_snapshots_keep_every_version() {
+    let seed = rand::random::<u64>();
+    println!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut tree = Tree::new();
+    let mut model = Model::new();
+    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    for round in 0..60 * scale() {
+        for _ in 0..rng.gen_range(0..200) {
+            let key: Vec<u8> = match rng.gen_range(0..4) {
+                // Dense 4-byte keys: one-byte-suffix packs that fill up and turn dense.
+                0 => rng.gen_range(0u32..2000).to_be_bytes().to_vec(),
+                // Random 8-byte keys from a small set: packs, and replacements.
+                1 => (rng
+                    .gen_range(0u64..3000)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .to_be_bytes()
+                .to_vec(),
+                // Keys under a long shared prefix: packs with prefixes, prefix splits.
+                2 => {
+                    let mut key = b"prefix:".to_vec();
+                    key.extend_from_slice(&rng.gen_range(0u16..900).to_be_bytes());
+                    key
+                }
+                _ => rng.gen::<u64>().to_be_bytes().to_vec(),
+            };
+            if rng.gen_bool(0.1) {
+                assert_eq!(
+                    tree.remove(&key).unwrap(),
+                    model.remove(&key),
+                    "seed {seed}"
+                );
+            } else {
+                // Mostly one value width; now and then another (a burst).
+                let width = if rng.gen_bool(0.97) { 8 } else { 3 };
+                let value: Vec<u8> = (0..width).map(|_| rng.gen()).collect();
+                if rng.gen_bool(0.5) {
+                    assert_eq!(
+                        tree.insert(&key, &value).unwrap(),
+                        model.insert(key, value),
+                        "seed {seed}"
+                    );
+                } else {
+                    let replaced = tree.set(&key, &value).unwrap();
+                    assert_eq!(replaced, model.insert(key, value).is_some(), "seed {seed}");
+                }
+            }
+        }
+        assert_eq!(tree.len(), model.len() as u64, "seed {seed}");
+        if round % 2 == 0 {
+            snapshots.push((tree.snapshot(), model.clone()));
+        }
+        if snapshots.len() > 8 {
+            let index = rng.gen_range(0..snapshots.len());
+            let (snapshot, frozen) = snapshots.swap_remove(index);
+            assert_eq!(contents(&snapshot), frozen, "seed {seed}");
+        }
+    }
+    tree.verify().unwrap();
+    let everything: Model = tree
+        .iter()
+        .map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(everything, model, "seed {seed}");
+    for (snapshot, frozen) in &snapshots {
+        snapshot.verify().unwrap();
+        assert_eq!(contents(snapshot), *frozen, "seed {seed}");
+        for key in frozen.keys().take(100) {
+            assert_eq!(
+                snapshot.get(key).unwrap(),
+                frozen.get(key).map(Vec::as_slice),
+                "seed {seed}"
+            );
+        }
+    }
+    drop(snapshots);
+    assert_eq!(tree.retired_len(), 0);
+}

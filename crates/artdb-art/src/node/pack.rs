@@ -499,6 +499,81 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
     })
 }
 
+/// Where a writer's insert of `rest` (the key after the pack's word) stands in the heap pack
+/// `image` (kind 6, made by this crate), read without [`PackRef::from_image`]'s checks (every
+/// access stays bounds-checked): `Ok(index)` of the equal entry or `Err(index)` where it would
+/// go, with the pack's spare slot count and version. `None` when the key leaves the pack's
+/// prefix or has other widths than its entries (`value_len` is the new value's length): the
+/// general path's cases.
+#[inline(always)]
+pub(crate) fn heap_pack_find(
+    image: &[u8],
+    rest: &[u8],
+    value_len: usize,
+) -> Option<(Result<usize, usize>, HeapPackState)> {
+    let layout = layout_of(image)?;
+    let suffix = if layout.prefix_len == 0 {
+        rest
+    } else {
+        rest.strip_prefix(image.get(PACK_HEADER_LEN..layout.fence_at)?)?
+    };
+    if layout.dense
+        || suffix.len() != layout.key_width
+        || value_len != layout.value_width
+        || layout.count == 0
+    {
+        return None;
+    }
+    let version = u64::from_le_bytes(image.get(8..16)?.try_into().ok()?);
+    let spare = usize::from(*image.get(5)?);
+    let state = HeapPackState {
+        count: layout.count,
+        spare,
+        version,
+        key_width: layout.key_width,
+        prefix_len: layout.prefix_len,
+        stride: layout.key_width - 1 + layout.value_width,
+        fence_at: layout.fence_at,
+        entries_at: layout.entries_at,
+    };
+    let (&first, target) = suffix.split_first()?;
+    let (below, through) =
+        super::search::fence_run_padded(image.get(layout.fence_at..)?, layout.count, first);
+    let width = target.len();
+    let stride = width + layout.value_width;
+    let mut index = below;
+    while index < through {
+        let at = layout.entries_at + index * stride;
+        match compare_equal_len(image.get(at..at + width)?, target) {
+            Ordering::Less => index += 1,
+            Ordering::Equal => return Some((Ok(index), state)),
+            Ordering::Greater => break,
+        }
+    }
+    Some((Err(index), state))
+}
+
+/// What [`heap_pack_find`] read from a heap pack's header besides the key's place.
+#[derive(Clone, Copy)]
+pub(crate) struct HeapPackState {
+    /// Entries.
+    pub count: usize,
+    /// Spare entry slots.
+    pub spare: usize,
+    /// Version that created the pack.
+    pub version: u64,
+    /// Suffix bytes per entry.
+    pub key_width: usize,
+    /// Prefix bytes (the key's suffix starts after them).
+    pub prefix_len: usize,
+    /// Record bytes (suffix bytes after the first, then the value).
+    pub stride: usize,
+    /// Where the fence starts in the image.
+    pub fence_at: usize,
+    /// Where the records start in the image.
+    pub entries_at: usize,
+}
+
 /// Second step of a heap pack lookup: finds the key among the `probe.run` records whose first
 /// suffix byte matches and returns its value.
 #[inline(always)]
@@ -987,6 +1062,65 @@ impl<'a> PackMut<'a> {
         record[..suffix.len() - 1].copy_from_slice(&suffix[1..]);
         record[suffix.len() - 1..].copy_from_slice(value);
         self.set_count(count + 1, capacity);
+    }
+
+    /// [`PackMut::insert`] with the layout [`heap_pack_find`] read from this pack (`state`),
+    /// for the writer's fast path: inserts `suffix` (of the pack's key width) and `value` (of
+    /// its value width) at entry `index` into a spare slot. Does nothing when the state says
+    /// there is no spare slot or the index or the areas do not fit the image (the caller checked
+    /// both; a debug build asserts).
+    pub fn insert_found(
+        &mut self,
+        state: &HeapPackState,
+        index: usize,
+        suffix: &[u8],
+        value: &[u8],
+    ) {
+        let (count, stride) = (state.count, state.stride);
+        let ok = self.insert_found_in(state, index, suffix, value);
+        debug_assert!(
+            ok,
+            "pack insert_found outside the pack ({index} of {count}, stride {stride})"
+        );
+    }
+
+    #[inline(always)]
+    fn insert_found_in(
+        &mut self,
+        state: &HeapPackState,
+        index: usize,
+        suffix: &[u8],
+        value: &[u8],
+    ) -> bool {
+        let (count, stride) = (state.count, state.stride);
+        let Some((&first, rest)) = suffix.split_first() else {
+            return false;
+        };
+        if state.spare == 0 || index > count || rest.len() + value.len() != stride {
+            return false;
+        }
+        let Some(fence) = self
+            .image
+            .get_mut(state.fence_at + index..state.fence_at + count + 1)
+        else {
+            return false;
+        };
+        fence.copy_within(..count - index, 1);
+        fence[0] = first;
+        let records_at = state.entries_at + index * stride;
+        let Some(records) = self
+            .image
+            .get_mut(records_at..state.entries_at + (count + 1) * stride)
+        else {
+            return false;
+        };
+        records.copy_within(..(count - index) * stride, stride);
+        let (key, record_value) = records[..stride].split_at_mut(rest.len());
+        key.copy_from_slice(rest);
+        record_value.copy_from_slice(value);
+        self.image[2..4].copy_from_slice(&((count + 1) as u16).to_le_bytes());
+        self.image[5] = (state.spare - 1) as u8;
+        true
     }
 
     /// Removes entry `index` (the caller keeps at least two entries and checked that the spare
