@@ -10,7 +10,7 @@
 //! `entry` holds the resolved key and value (a large value's checksum was checked on arrival).
 
 use crate::error::Result;
-use crate::page::{compare_keys, PageRef, StoredValue};
+use crate::page::{compare_keys, PageRef, Probe, StoredValue};
 use crate::table::Table;
 use std::ops::Bound;
 
@@ -127,9 +127,8 @@ impl<'t> Cursor<'t> {
             self.entry = None;
             return Ok(false);
         }
-        let (leaf, page, guess) = self.table.descend(key)?;
+        let (leaf, page, slot) = self.table.locate(Probe::new(key), strict)?;
         self.page = Some((leaf, page));
-        let slot = page.search_guided(key, strict, guess);
         self.land(leaf, slot)
     }
 

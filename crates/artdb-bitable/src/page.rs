@@ -53,6 +53,37 @@ pub(crate) fn compare_keys(left: &[u8], right: &[u8]) -> Ordering {
     left[at..].cmp(&right[at..])
 }
 
+/// A searched key with its first eight bytes read once, as a big-endian integer (zero-padded
+/// past the key's end), so that most comparisons against a fixed page's keys are one load and one
+/// integer compare instead of a byte loop.
+///
+/// Why the shortcut is exact: zero padding keeps byte order (`window_at`), so when two keys'
+/// padded heads differ, their order is the order of the heads; a key that ends inside the head
+/// and another that continues it with zero bytes have equal heads, and only then the whole keys
+/// are compared. A descent reads the head once and compares it against three or four pages.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probe<'k> {
+    key: &'k [u8],
+    head: u64,
+}
+
+impl<'k> Probe<'k> {
+    /// The probe for `key`.
+    #[inline]
+    pub(crate) fn new(key: &'k [u8]) -> Probe<'k> {
+        Probe {
+            key,
+            head: window_at(key, 0),
+        }
+    }
+
+    /// The key searched for.
+    #[inline(always)]
+    pub(crate) fn key(&self) -> &'k [u8] {
+        self.key
+    }
+}
+
 /// Samples the first round of a fixed page's search looks at (at most; see `sample_step`).
 const SAMPLES: usize = 16;
 /// Bytes of a cache line.
@@ -91,7 +122,7 @@ const GUESS_ONE: u64 = 1 << 32;
 impl Guess {
     /// The guess for `key` in a page bounded by `low <= key < high`; `None` when the bounds give
     /// no spread (equal after their common prefix, as with `a` and `a\0`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn between(low: &[u8], high: &[u8], key: &[u8]) -> Option<Guess> {
         let at = first_difference(low, high)?;
         let (low, high, key) = (window_at(low, at), window_at(high, at), window_at(key, at));
@@ -120,7 +151,7 @@ impl Guess {
 
     /// Which of `parts` equal parts of the range the guess falls in (`0..parts`; 0 if `parts` is
     /// 0), and the guess within that part.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn split(self, parts: u64) -> (u64, Guess) {
         let position = u128::from(self.fraction) * u128::from(parts);
         let part = ((position >> 32) as u64).min(parts.saturating_sub(1));
@@ -129,7 +160,7 @@ impl Guess {
     }
 
     /// The guessed position in `0..=span` (the fraction scaled, rounded down).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn scale(self, span: usize) -> usize {
         let position = (u128::from(self.fraction) * span as u128) >> 32;
         // The fraction is at most 1, so the position is at most `span`.
@@ -139,7 +170,7 @@ impl Guess {
 
 /// Offset of the first byte where `left` and `right` differ (the shorter length if one is a
 /// prefix of the other); `None` if they are equal.
-#[inline]
+#[inline(always)]
 fn first_difference(left: &[u8], right: &[u8]) -> Option<usize> {
     let common = left.len().min(right.len());
     let mut at = 0;
@@ -161,7 +192,7 @@ fn first_difference(left: &[u8], right: &[u8]) -> Option<usize> {
 
 /// The eight bytes of `key` from `at` as a big-endian integer, zero-padded past the key's end
 /// (so the map from keys to integers keeps their byte order, ties included).
-#[inline]
+#[inline(always)]
 fn window_at(key: &[u8], at: usize) -> u64 {
     if let Some(&raw) = key.get(at..).and_then(|tail| tail.first_chunk::<8>()) {
         return u64::from_be_bytes(raw);
@@ -177,32 +208,47 @@ fn window_at(key: &[u8], at: usize) -> u64 {
 /// entry or two are the common case for smooth keys. Short records get a whole line each side.
 const GUESS_REACH_ENTRIES: usize = 2;
 
-/// A validated leaf or branch page.
+/// A validated leaf or branch page, its header decoded once.
 #[derive(Clone, Copy)]
 pub(crate) struct PageRef<'a> {
     bytes: &'a [u8],
     count: usize,
     fixed: bool,
+    /// Fixed layout with keys of at least eight bytes: a comparison can start from the key's
+    /// head as one integer (`Probe`).
+    heads: bool,
     key_len: usize,
     value_len: usize,
     stride: usize,
     value_offset: usize,
     data_start: usize,
+    first_child: u64,
 }
 
 impl<'a> PageRef<'a> {
     /// A view of a page that `validate` accepted.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(bytes: &'a [u8]) -> PageRef<'a> {
+        // One length check for the whole header, then constant offsets into an array (no check
+        // per field). Pages are at least `PAGE_SIZE_MIN` bytes, so the fallback never runs for a
+        // page that passed `validate`; it would read as an empty slotted page.
+        let header: &[u8; PAGE_HEADER_LEN] = bytes.first_chunk().unwrap_or(&[0; PAGE_HEADER_LEN]);
+        let field = |at: usize| usize::from(u16::from_le_bytes([header[at], header[at + 1]]));
+        let mut first_child = [0u8; 8];
+        first_child.copy_from_slice(&header[P_FIRST_CHILD..P_FIRST_CHILD + 8]);
+        let fixed = header[P_LAYOUT] == LAYOUT_FIXED;
+        let key_len = field(P_KEY_LEN);
         PageRef {
             bytes,
-            count: usize::from(read_u16(bytes, P_COUNT)),
-            fixed: bytes[P_LAYOUT] == LAYOUT_FIXED,
-            key_len: usize::from(read_u16(bytes, P_KEY_LEN)),
-            value_len: usize::from(read_u16(bytes, P_VALUE_LEN)),
-            stride: usize::from(read_u16(bytes, P_STRIDE)),
-            value_offset: usize::from(read_u16(bytes, P_VALUE_OFFSET)),
-            data_start: usize::from(read_u16(bytes, P_DATA_START)),
+            count: field(P_COUNT),
+            fixed,
+            heads: fixed && key_len >= 8,
+            key_len,
+            value_len: field(P_VALUE_LEN),
+            stride: field(P_STRIDE),
+            value_offset: field(P_VALUE_OFFSET),
+            data_start: field(P_DATA_START),
+            first_child: u64::from_le_bytes(first_child),
         }
     }
 
@@ -215,11 +261,11 @@ impl<'a> PageRef<'a> {
     /// A branch page's first child, level-relative.
     #[inline]
     pub(crate) fn first_child(&self) -> u64 {
-        read_u64(self.bytes, P_FIRST_CHILD)
+        self.first_child
     }
 
     /// Key of entry `index` (< count).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn key(&self, index: usize) -> &'a [u8] {
         if self.fixed {
             let at = self.data_start + index * self.stride;
@@ -259,32 +305,78 @@ impl<'a> PageRef<'a> {
         (key, value)
     }
 
-    /// Index of the first entry whose key is `>= key` (or `> key` when `strict`); `count` if none.
-    #[inline]
-    pub(crate) fn search(&self, key: &[u8], strict: bool) -> usize {
-        if self.fixed {
-            return self.search_fixed(key, strict);
+    /// Whether entry `index`'s key (< count) equals the probe's key.
+    #[inline(always)]
+    pub(crate) fn holds(&self, index: usize, probe: Probe<'_>) -> bool {
+        self.order::<false>(index, probe).is_eq()
+    }
+
+    /// Order of entry `index`'s key (< count) against the probe's key. `FIXED`: the caller knows
+    /// the page has the fixed layout (the searches of fixed pages), so the layout is not tested
+    /// again per comparison.
+    #[inline(always)]
+    fn order<const FIXED: bool>(&self, index: usize, probe: Probe<'_>) -> Ordering {
+        if !FIXED && !self.fixed {
+            return compare_keys(self.slotted_entry(index).0, probe.key);
         }
-        self.search_range(key, strict, 0, self.count)
+        let at = self.data_start + index * self.stride;
+        if self.heads {
+            if let Some(head) = self
+                .bytes
+                .get(at..)
+                .and_then(|tail| tail.first_chunk::<8>())
+            {
+                let head = u64::from_be_bytes(*head);
+                if head != probe.head {
+                    return head.cmp(&probe.head);
+                }
+            }
+        }
+        compare_keys(&self.bytes[at..at + self.key_len], probe.key)
+    }
+
+    /// Index of the first entry whose key is `>= key` (or `> key` when `strict`); `count` if none.
+    /// A fixed page is searched in two rounds of cache misses (`search_fixed`). Lookups use
+    /// `search_guided`, which falls back to this; tests compare the two.
+    #[cfg(test)]
+    pub(crate) fn search(&self, probe: Probe<'_>, strict: bool) -> usize {
+        if self.fixed {
+            return self.search_fixed(probe, strict);
+        }
+        self.search_range::<false>(probe, strict, 0, self.count)
     }
 
     /// `search(key, strict)`, starting from where `guess` expects the answer: in a fixed page the
     /// entries around the guess are loaded at once (`Table::page_guided` started them with the
     /// header) and, if the first sorts before `key` and the last does not, searched alone. When
     /// the answer is outside that window (the keys are not spread evenly) it falls back to
-    /// `search`. The result is always exactly `search`'s: the two checked ends only narrow the
+    /// `search`, or with `cached` (the page's level is small enough to stay in the CPU's caches,
+    /// `Table::page_guided`) to a plain binary search, which skips the sampled search's
+    /// prefetches. The result is always exactly `search`'s: the two checked ends only narrow the
     /// range, as the samples of `search_fixed` do.
-    #[inline]
-    pub(crate) fn search_guided(&self, key: &[u8], strict: bool, guess: Option<Guess>) -> usize {
-        if let (true, Some(guess)) = (self.fixed, guess) {
-            if let Some(slot) = self.search_window(key, strict, guess) {
+    #[inline(always)]
+    pub(crate) fn search_guided(
+        &self,
+        probe: Probe<'_>,
+        strict: bool,
+        guess: Option<Guess>,
+        cached: bool,
+    ) -> usize {
+        if !self.fixed {
+            return self.search_range::<false>(probe, strict, 0, self.count);
+        }
+        if let Some(guess) = guess {
+            if let Some(slot) = self.search_window(probe, strict, guess) {
                 return slot;
             }
         }
-        self.search(key, strict)
+        if cached {
+            return self.search_range::<true>(probe, strict, 0, self.count);
+        }
+        self.search_fixed(probe, strict)
     }
 
-    /// The guided search's window, or `None` if the answer is not inside it.
+    /// The guided search's window in a fixed page, or `None` if the answer is not inside it.
     ///
     /// Walks from the guessed entry towards the answer, one entry at a time, at most `reach`
     /// entries: where the guess is right to an entry or two (the case it exists for) that is two
@@ -292,8 +384,14 @@ impl<'a> PageRef<'a> {
     /// If entry `center` sorts before `key`, so do all before it, and the answer is the first
     /// entry after it that does not; if it does not, neither do the entries after it, and the
     /// answer is the entry after the last one before it that does.
-    #[inline]
-    pub(crate) fn search_window(&self, key: &[u8], strict: bool, guess: Guess) -> Option<usize> {
+    #[inline(always)]
+    pub(crate) fn search_window(
+        &self,
+        probe: Probe<'_>,
+        strict: bool,
+        guess: Guess,
+    ) -> Option<usize> {
+        debug_assert!(self.fixed, "guided windows are for fixed pages");
         let last = self.count.checked_sub(1)?;
         let center = guess.scale(self.count).min(last);
         // Strides over a third of a line give the two entries; shorter ones a line each side.
@@ -302,10 +400,10 @@ impl<'a> PageRef<'a> {
         } else {
             GUESS_REACH_ENTRIES.max(CACHE_LINE / self.stride.max(1))
         };
-        if Self::before(compare_keys(self.key(center), key), strict) {
+        if Self::before(self.order::<true>(center, probe), strict) {
             let end = (center + reach).min(last);
             for slot in center + 1..=end {
-                if !Self::before(compare_keys(self.key(slot), key), strict) {
+                if !Self::before(self.order::<true>(slot, probe), strict) {
                     return Some(slot);
                 }
             }
@@ -315,7 +413,7 @@ impl<'a> PageRef<'a> {
         }
         let start = center.saturating_sub(reach);
         for slot in (start..center).rev() {
-            if Self::before(compare_keys(self.key(slot), key), strict) {
+            if Self::before(self.order::<true>(slot, probe), strict) {
                 return Some(slot + 1);
             }
         }
@@ -334,7 +432,7 @@ impl<'a> PageRef<'a> {
     /// samples only narrow the range (keys are increasing, so every record before the last
     /// sample that sorts before `key` does too, and none from the next sample on does).
     #[inline]
-    fn search_fixed(&self, key: &[u8], strict: bool) -> usize {
+    fn search_fixed(&self, probe: Probe<'_>, strict: bool) -> usize {
         let count = self.count;
         let step = sample_step(count);
         let samples = count.div_ceil(step);
@@ -347,7 +445,7 @@ impl<'a> PageRef<'a> {
         while size > 1 {
             let half = size / 2;
             let middle = base + half;
-            if Self::before(compare_keys(self.key(middle * step), key), strict) {
+            if Self::before(self.order::<true>(middle * step, probe), strict) {
                 base = middle;
             }
             size -= half;
@@ -361,14 +459,20 @@ impl<'a> PageRef<'a> {
             at += CACHE_LINE;
         }
         crate::raw::prefetch(self.bytes, group_end.saturating_sub(1));
-        self.search_range(key, strict, low, high)
+        self.search_range::<true>(probe, strict, low, high)
     }
 
     /// Index of the first entry in `low..high` whose key is `>= key` (`> key` when `strict`), or
     /// `high`; the caller knows that entries before `low` sort before `key` and entries from
-    /// `high` on do not.
-    #[inline]
-    fn search_range(&self, key: &[u8], strict: bool, low: usize, high: usize) -> usize {
+    /// `high` on do not. `FIXED` as for `order`.
+    #[inline(always)]
+    fn search_range<const FIXED: bool>(
+        &self,
+        probe: Probe<'_>,
+        strict: bool,
+        low: usize,
+        high: usize,
+    ) -> usize {
         let mut base = low;
         let mut size = high - low;
         if size == 0 {
@@ -378,12 +482,12 @@ impl<'a> PageRef<'a> {
         while size > 1 {
             let half = size / 2;
             let middle = base + half;
-            if Self::before(compare_keys(self.key(middle), key), strict) {
+            if Self::before(self.order::<FIXED>(middle, probe), strict) {
                 base = middle;
             }
             size -= half;
         }
-        base + usize::from(Self::before(compare_keys(self.key(base), key), strict))
+        base + usize::from(Self::before(self.order::<FIXED>(base, probe), strict))
     }
 
     #[inline(always)]
@@ -391,9 +495,11 @@ impl<'a> PageRef<'a> {
         crate::raw::prefetch(self.bytes, self.data_start + index * self.stride);
     }
 
-    #[inline]
+    /// Whether an entry that compares `order` to the key comes before the answer: it sorts
+    /// before the key, or (`strict`) equals it. `Ordering` is -1, 0, 1, so this is one compare.
+    #[inline(always)]
     fn before(order: Ordering, strict: bool) -> bool {
-        order == Ordering::Less || (strict && order == Ordering::Equal)
+        (order as i8) < i8::from(strict)
     }
 }
 

@@ -41,3 +41,29 @@ pub(crate) fn prefetch(bytes: &[u8], at: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (bytes, at);
 }
+
+/// Hints the CPU to load 16 lines of `page`, one every 1/16 of it from its start (the header line
+/// and the first round of a fixed page's sampled search). Every offset is inside the page, so
+/// no per-line range check runs (a prefetch could not fault anyway).
+#[inline(always)]
+pub(crate) fn prefetch_sixteenths(page: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let step = page.len() / 16;
+        let base = page.as_ptr();
+        for sixteenth in 0..16 {
+            // `wrapping_add` stays inside the page (`sixteenth * step < page.len()` for a
+            // non-empty page; an empty page gives its one-past-the-end pointer), and the hint
+            // needs no valid pointer in any case.
+            let pointer = base.wrapping_add(sixteenth * step) as *const i8;
+            // SAFETY: as in `prefetch`: `_mm_prefetch` only hints the cache, it cannot fault or
+            // read memory architecturally, so any address is sound; SSE is x86_64 baseline.
+            #[allow(unused_unsafe)]
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(pointer)
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = page;
+}

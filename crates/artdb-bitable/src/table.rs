@@ -17,7 +17,7 @@
 
 use crate::error::{corrupt, io, CorruptionKind, Error, Result};
 use crate::format::*;
-use crate::page::{self, compare_keys, Expect, Guess, PageRef, StoredValue};
+use crate::page::{self, Expect, Guess, PageRef, Probe, StoredValue};
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +30,13 @@ const GUESS_PREFETCH_ENTRIES: usize = 2;
 const GUESS_PREFETCH_REACH_MAX: usize = 512;
 /// Bytes of a cache line.
 const CACHE_LINE: usize = 64;
+/// A level of at most this many bytes is taken to stay in the CPU's caches while lookups run
+/// (`Shape::cached`): the root and, in big tables, the level below it (36 pages, 144 KiB, at
+/// 130M pairs of 32 bytes). Its pages are searched without prefetches, which only cost
+/// instructions there. 256 KiB is a quarter of this machine's per-core L2 (1 MiB): the lines of
+/// such levels that lookups read are reused every few dozen lookups, while the leaf and bottom
+/// branch lines they share the caches with are each read about once.
+pub(crate) const CACHED_LEVEL_BYTES_MAX: u64 = 256 * 1024;
 
 /// Where the table's bytes live.
 enum Backing {
@@ -55,10 +62,23 @@ pub struct Table {
 /// dropped, and the search reads the real layout from the validated page).
 #[derive(Clone, Copy, Default)]
 struct Shape {
+    /// Absolute page number of the level's first page (from the header).
+    start_page: u64,
+    /// Byte offset of the level's first page in the file.
+    start_byte: usize,
+    /// Pages in the level.
+    page_count: u64,
+    /// Pages in the level below (0 for the leaf level): a branch page's children lie there.
+    pages_below: u64,
+    /// The level is small enough to stay cached (`CACHED_LEVEL_BYTES_MAX`): no prefetches, and a
+    /// plain binary search where a guess misses.
+    cached: bool,
+    /// Bytes prefetched before a guessed entry's place (`prefetch_window`).
+    reach_bytes: usize,
+    /// Bytes prefetched after a guessed entry's place: `reach_bytes` and one more entry.
+    window_bytes: usize,
     /// Bytes of entries in an average page (its used bytes less the page header).
     entry_bytes_per_page: usize,
-    /// Bytes of one entry, on average.
-    entry_bytes: usize,
     /// Children of every page of a branch level but its last, if they are all equal (as the
     /// builder makes them for fixed-length keys): the first page's, if the header's page counts
     /// agree with it; 0 if not, or for the leaf level. Where the pages differ it may be wrong,
@@ -67,27 +87,46 @@ struct Shape {
 }
 
 impl Shape {
-    /// The shape of level `level` of `levels` in a table of `pair_count` pairs.
-    fn of(levels: &[LevelInfo], level: usize, pair_count: u64) -> Shape {
+    /// The shape of level `level` of `levels` in a table of `pair_count` pairs and pages of
+    /// `page_size` bytes (a header that `Header::decode` accepted: the levels lie in the file).
+    fn of(
+        levels: &[LevelInfo],
+        level: usize,
+        pair_count: u64,
+        page_size: usize,
+        cached_bytes_max: u64,
+    ) -> Shape {
         let Some(info) = levels.get(level) else {
             return Shape::default();
         };
+        let below = level.checked_sub(1).and_then(|below| levels.get(below));
+        let pages_below = below.map_or(0, |below| below.page_count);
         // A branch level's pages have one more child than keys, and cover the level below.
-        let entries = match level.checked_sub(1).and_then(|below| levels.get(below)) {
+        let entries = match below {
             Some(below) => below.page_count.saturating_sub(info.page_count),
             None => pair_count,
         };
         let header_bytes = info.page_count.saturating_mul(PAGE_HEADER_LEN as u64);
-        let entry_bytes = info.used_bytes.saturating_sub(header_bytes);
+        let level_entry_bytes = info.used_bytes.saturating_sub(header_bytes);
         // A one-page level's page has every page below as its child; with more pages, the
         // count is read from the level's first page once the table is open (`Table::open`).
-        let children_per_page = match level.checked_sub(1).and_then(|below| levels.get(below)) {
+        let children_per_page = match below {
             Some(below) if info.page_count == 1 => below.page_count,
             _ => 0,
         };
+        let entry = ((level_entry_bytes / entries.max(1)) as usize).min(GUESS_PREFETCH_REACH_MAX);
+        let reach_bytes =
+            (GUESS_PREFETCH_ENTRIES * entry).clamp(CACHE_LINE, GUESS_PREFETCH_REACH_MAX);
+        let level_bytes = info.page_count.saturating_mul(page_size as u64);
         Shape {
-            entry_bytes_per_page: (entry_bytes / info.page_count.max(1)) as usize,
-            entry_bytes: (entry_bytes / entries.max(1)) as usize,
+            start_page: info.start_page,
+            start_byte: info.start_page.saturating_mul(page_size as u64) as usize,
+            page_count: info.page_count,
+            pages_below,
+            cached: level_bytes <= cached_bytes_max,
+            reach_bytes,
+            window_bytes: reach_bytes + entry,
+            entry_bytes_per_page: (level_entry_bytes / info.page_count.max(1)) as usize,
             children_per_page,
         }
     }
@@ -97,22 +136,19 @@ impl Shape {
     /// around `guess`, placed by the level's average entry bytes per page.
     /// With `samples_on_their_way` (a speculative prefetch already asked for the header and the
     /// sample lines of this page), only the window's lines.
-    #[inline]
+    #[inline(always)]
     fn prefetch_window(&self, page: &[u8], guess: Guess, samples_on_their_way: bool) {
         let center = PAGE_HEADER_LEN + guess.scale(self.entry_bytes_per_page);
-        let entry = self.entry_bytes.min(GUESS_PREFETCH_REACH_MAX);
-        let reach = (GUESS_PREFETCH_ENTRIES * entry).clamp(CACHE_LINE, GUESS_PREFETCH_REACH_MAX);
         // The header line and the sampled search's lines on a 1/16-page grid, as without a guess:
         // if the guess misses, the fallback's first round is then already loaded, so a missed
         // guess costs no more rounds than no guess (measured at 40M pairs: no cost where guesses
         // hold, 2.56x instead of 2.26x the array where leaf guesses mostly miss).
         if !samples_on_their_way {
-            for sixteenth in 0..16 {
-                crate::raw::prefetch(page, sixteenth * page.len() / 16);
-            }
+            crate::raw::prefetch_sixteenths(page);
         }
-        let mut at = center.saturating_sub(reach) & !(CACHE_LINE - 1);
-        while at < center + reach + entry {
+        let mut at = center.saturating_sub(self.reach_bytes) & !(CACHE_LINE - 1);
+        let end = center + self.window_bytes;
+        while at < end {
             crate::raw::prefetch(page, at);
             at += CACHE_LINE;
         }
@@ -160,16 +196,36 @@ impl Table {
             .map_or(1, |top| top.start_page + top.page_count);
         let words = pages.div_ceil(64) as usize;
         let verified = (0..words).map(|_| AtomicU64::new(0)).collect();
-        let shapes =
-            std::array::from_fn(|level| Shape::of(&header.levels, level, header.pair_count));
         let mut table = Table {
             backing,
             header,
             verified,
-            shapes,
+            shapes: [Shape::default(); LEVELS_MAX],
         };
-        table.read_children_per_page();
+        table.shape_levels(CACHED_LEVEL_BYTES_MAX);
         Ok(table)
+    }
+
+    /// Derives every level's `Shape`, taking levels of at most `cached_bytes_max` bytes as cached.
+    fn shape_levels(&mut self, cached_bytes_max: u64) {
+        let header = &self.header;
+        self.shapes = std::array::from_fn(|level| {
+            Shape::of(
+                &header.levels,
+                level,
+                header.pair_count,
+                header.page_size,
+                cached_bytes_max,
+            )
+        });
+        self.read_children_per_page();
+    }
+
+    /// Takes levels of at most `bytes` as cached instead of `CACHED_LEVEL_BYTES_MAX` (tests: 0
+    /// sends every level through the prefetching path, `u64::MAX` through the cached one).
+    #[cfg(test)]
+    pub(crate) fn set_cached_level_bytes_max(&mut self, bytes: u64) {
+        self.shape_levels(bytes);
     }
 
     /// Sets `Shape::children_per_page` of each branch level of more than one page from its first
@@ -256,7 +312,8 @@ impl Table {
     /// page (the first round of `PageRef::search`'s sampled search), and with a `guess` also the
     /// lines around the guessed entry (what `PageRef::search_guided` reads when the guess holds).
     /// `speculated`: `prefetch_child` already asked for this page's header and sample lines.
-    #[inline]
+    /// Pages of a cached level (`Shape::cached`) get no prefetch.
+    #[inline(always)]
     pub(crate) fn page_guided(
         &self,
         level: usize,
@@ -264,25 +321,23 @@ impl Table {
         guess: Option<Guess>,
         speculated: bool,
     ) -> Result<PageRef<'_>> {
-        let info = &self.header.levels[level];
+        let shape = &self.shapes[level];
         debug_assert!(
-            index < info.page_count,
+            index < shape.page_count,
             "callers keep page indexes inside the level"
         );
-        let page_number = info.start_page + index;
         let page_size = self.header.page_size;
-        let start = page_number as usize * page_size;
+        let start = shape.start_byte + index as usize * page_size;
         let bytes = &self.data()[start..start + page_size];
         // Start loading every line the search's first round reads together, before the header is
         // read: a cold page then costs about one miss latency for them all.
-        match guess {
-            Some(guess) => self.shapes[level].prefetch_window(bytes, guess, speculated),
-            None => {
-                for sixteenth in 0..16 {
-                    crate::raw::prefetch(bytes, sixteenth * page_size / 16);
-                }
+        if !shape.cached {
+            match guess {
+                Some(guess) => shape.prefetch_window(bytes, guess, speculated),
+                None => crate::raw::prefetch_sixteenths(bytes),
             }
         }
+        let page_number = shape.start_page + index;
         let word = &self.verified[(page_number / 64) as usize];
         let bit = 1u64 << (page_number % 64);
         if word.load(Ordering::Acquire) & bit == 0 {
@@ -290,20 +345,13 @@ impl Table {
                 page_number,
                 index,
                 level,
-                children_available: self.children_available(level),
+                children_available: shape.pages_below,
                 large_len: self.header.large_len,
             };
             page::validate(bytes, &expect)?;
             word.fetch_or(bit, Ordering::Release);
         }
         Ok(PageRef::new(bytes))
-    }
-
-    fn children_available(&self, level: usize) -> u64 {
-        match level.checked_sub(1) {
-            Some(below) => self.header.levels[below].page_count,
-            None => 0,
-        }
     }
 
     /// Resolves a stored value to its bytes, checking a large value's checksum each time.
@@ -329,16 +377,21 @@ impl Table {
         }
     }
 
-    /// Descends from the root to the leaf that would hold `key`: its index, its view, and where
-    /// in it `key` is expected (for `PageRef::search_guided`).
+    /// Descends from the root to the leaf that would hold the probe's key and searches it:
+    /// the leaf's index, its view, and the index of its first entry `>= key` (`> key` when
+    /// `strict`), which is the leaf's count if there is none in it.
     ///
     /// Each branch search narrows the keys below to `[low, high)`: the separator that chose the
     /// child (the child's first key) and the next one. Once both bounds are known (from the
     /// level below the root on, except along the table's left and right edges), every page is
     /// entered with a guess of where `key` lies in it, so the search reads the lines around the
-    /// guess in the same round as the header (see `Guess`).
-    #[inline]
-    pub(crate) fn descend(&self, key: &[u8]) -> Result<(u64, PageRef<'_>, Option<Guess>)> {
+    /// guess in the same round as the header (see `Guess`). The table must not be empty.
+    #[inline(always)]
+    pub(crate) fn locate(
+        &self,
+        probe: Probe<'_>,
+        strict: bool,
+    ) -> Result<(u64, PageRef<'_>, usize)> {
         let top = self.header.levels.len() - 1;
         let mut index = 0u64;
         let mut low: Option<&[u8]> = None;
@@ -349,7 +402,7 @@ impl Table {
             let child = guess.and_then(|guess| self.prefetch_child(level, index, guess));
             let page = self.page_guided(level, index, guess, speculated == Some(index))?;
             speculated = child;
-            let slot = page.search_guided(key, true, guess);
+            let slot = page.search_guided(probe, true, guess, self.shapes[level].cached);
             if let Some(separator) = slot.checked_sub(1) {
                 low = Some(page.key(separator));
             }
@@ -357,13 +410,14 @@ impl Table {
                 high = Some(page.key(slot));
             }
             guess = match (low, high) {
-                (Some(low), Some(high)) => Guess::between(low, high, key),
+                (Some(low), Some(high)) => Guess::between(low, high, probe.key()),
                 _ => None,
             };
             index = page.first_child() + slot as u64;
         }
         let leaf = self.page_guided(0, index, guess, speculated == Some(index))?;
-        Ok((index, leaf, guess))
+        let slot = leaf.search_guided(probe, strict, guess, self.shapes[0].cached);
+        Ok((index, leaf, slot))
     }
 
     /// `Shape::children_per_page` of a level (tests).
@@ -380,24 +434,23 @@ impl Table {
     /// the child are loaded in the same round; when it does not, a few lines were loaded for
     /// nothing. A hint only: nothing reads these lines unless the search leads there. Returns
     /// the child's index in the level below, if it prefetched one.
-    #[inline]
+    #[inline(always)]
     fn prefetch_child(&self, level: usize, index: u64, guess: Guess) -> Option<u64> {
-        let below = level.checked_sub(1)?;
+        let below = &self.shapes[level.checked_sub(1)?];
         let children = self.shapes[level].children_per_page;
-        if children == 0 {
+        if children == 0 || below.cached {
             return None;
         }
         let first = index.checked_mul(children)?;
         let (slot, within) = guess.split(children);
         let child = first + slot;
-        let info = &self.header.levels[below];
-        if child >= info.page_count {
+        if child >= below.page_count {
             return None;
         }
         let page_size = self.header.page_size;
-        let start = (info.start_page + child) as usize * page_size;
+        let start = below.start_byte + child as usize * page_size;
         let page = self.data().get(start..start + page_size)?;
-        self.shapes[below].prefetch_window(page, within, false);
+        below.prefetch_window(page, within, false);
         Some(child)
     }
 
@@ -407,9 +460,9 @@ impl Table {
         if self.header.levels.is_empty() {
             return Ok(None);
         }
-        let (leaf, page, guess) = self.descend(key)?;
-        let slot = page.search_guided(key, false, guess);
-        if slot < page.count() && compare_keys(page.key(slot), key).is_eq() {
+        let probe = Probe::new(key);
+        let (leaf, page, slot) = self.locate(probe, false)?;
+        if slot < page.count() && page.holds(slot, probe) {
             return self.resolve(leaf, page.value(slot)).map(Some);
         }
         Ok(None)

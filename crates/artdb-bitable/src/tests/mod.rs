@@ -1,7 +1,7 @@
 //! Unit tests of the builder's page layouts and level construction (they look inside the file).
 
 use crate::format::*;
-use crate::page::Guess;
+use crate::page::{Guess, Probe};
 use crate::{Builder, Durability, Options, Table};
 
 fn build(pairs: &[(Vec<u8>, Vec<u8>)], options: Options) -> (tempfile::TempDir, Table) {
@@ -98,14 +98,36 @@ fn sampled_page_search_matches_a_linear_scan_on_every_page_and_level() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xb17);
     // Page sizes and record shapes give leaf counts from a handful to thousands of records and
     // branch pages of every fill (sample steps 1 to 512), with gaps between keys for misses.
-    for (page_size, value_len, pairs) in [
-        (512, 8, 3_000u32),
-        (512, 0, 2_000),
-        (4096, 8, 20_000),
-        (4096, 100, 5_000),
-        (65536, 8, 30_000),
-        (65536, 0, 70_000),
+    // Keys of 4 bytes (shorter than a probe's head), 8 (exactly a head) and 12 (whose heads are
+    // shared by runs of up to 256 keys, so comparisons are decided past the head).
+    for (page_size, value_len, pairs, key_len) in [
+        (512, 8, 3_000u32, 4),
+        (512, 0, 2_000, 4),
+        (4096, 8, 20_000, 4),
+        (4096, 100, 5_000, 4),
+        (65536, 8, 30_000, 4),
+        (65536, 0, 70_000, 4),
+        (512, 8, 3_000, 8),
+        (4096, 8, 20_000, 8),
+        (512, 8, 3_000, 12),
+        (4096, 8, 20_000, 12),
+        (65536, 0, 70_000, 12),
     ] {
+        let key_of = |value: u32| -> Vec<u8> {
+            match key_len {
+                4 => value.to_be_bytes().to_vec(),
+                8 => u64::from(value).to_be_bytes().to_vec(),
+                _ => {
+                    let mut key = (u64::from(value) >> 8).to_be_bytes().to_vec();
+                    key.extend_from_slice(&value.to_be_bytes());
+                    key
+                }
+            }
+        };
+        let value_of = |key: &[u8]| -> u32 {
+            let tail = &key[key.len() - 4..];
+            u32::from_be_bytes([tail[0], tail[1], tail[2], tail[3]])
+        };
         let mut keys: Vec<u32> = (0..pairs)
             .map(|_| rng.gen_range(0..u32::MAX / 2) * 2 + 1)
             .collect();
@@ -113,7 +135,7 @@ fn sampled_page_search_matches_a_linear_scan_on_every_page_and_level() {
         keys.dedup();
         let data: Vec<_> = keys
             .iter()
-            .map(|k| (k.to_be_bytes().to_vec(), vec![7u8; value_len]))
+            .map(|&k| (key_of(k), vec![7u8; value_len]))
             .collect();
         let options = Options {
             page_size,
@@ -130,40 +152,54 @@ fn sampled_page_search_matches_a_linear_scan_on_every_page_and_level() {
                     .iter()
                     .step_by(page_keys.len().div_ceil(300).max(1))
                 {
-                    let value = u32::from_be_bytes([key[0], key[1], key[2], key[3]]);
+                    let value = value_of(key);
                     probes.push(key.to_vec());
-                    probes.push(value.wrapping_sub(1).to_be_bytes().to_vec());
-                    probes.push(value.wrapping_add(1).to_be_bytes().to_vec());
+                    probes.push(key_of(value.wrapping_sub(1)));
+                    probes.push(key_of(value.wrapping_add(1)));
                     probes.push([&key[..], &[0]].concat());
                     probes.push(key[..3].to_vec());
+                    probes.push(key[..key.len() - 1].to_vec());
                 }
                 for probe in &probes {
+                    let key = Probe::new(probe);
                     for strict in [false, true] {
                         let expected = linear_search(&page_keys, probe, strict);
-                        assert_eq!(
-                            page.search(probe, strict),
-                            expected,
-                            "page size {page_size}, level {level}, page {index}, probe {probe:?}"
+                        let place = format!(
+                            "page size {page_size}, key length {key_len}, level {level}, \
+                             page {index}, probe {probe:?}, strict {strict}"
                         );
+                        assert_eq!(page.search(key, strict), expected, "{place}");
                         // The guided search gives the same answer whatever the guess: none, the
-                        // right place, both ends, and a random (mostly wrong) place.
+                        // right place, both ends, and a random (mostly wrong) place; for a page
+                        // taken as cached (plain binary search after a missed guess) or not.
                         let right = expected as f64 / page_keys.len().max(1) as f64;
                         let guesses = [0.0, 1.0, right, rng.gen_range(0.0..1.0)];
-                        assert_eq!(page.search_guided(probe, strict, None), expected);
+                        for cached in [false, true] {
+                            assert_eq!(
+                                page.search_guided(key, strict, None, cached),
+                                expected,
+                                "{place}"
+                            );
+                            for fraction in guesses {
+                                let guess = Some(Guess::at(fraction));
+                                assert_eq!(
+                                    page.search_guided(key, strict, guess, cached),
+                                    expected,
+                                    "{place}, guess {fraction}, cached {cached}"
+                                );
+                            }
+                        }
+                        assert_eq!(
+                            page.holds(expected.min(page.count() - 1), key),
+                            page_keys[expected.min(page.count() - 1)] == &probe[..],
+                            "{place}"
+                        );
                         // A guess at the answer is answered from its window alone.
                         assert_eq!(
-                            page.search_window(probe, strict, Guess::at(right)),
+                            page.search_window(key, strict, Guess::at(right)),
                             Some(expected),
-                            "page size {page_size}, level {level}, page {index}, probe {probe:?}"
+                            "{place}"
                         );
-                        for fraction in guesses {
-                            assert_eq!(
-                                page.search_guided(probe, strict, Some(Guess::at(fraction))),
-                                expected,
-                                "page size {page_size}, level {level}, page {index}, \
-                                 probe {probe:?}, guess {fraction}"
-                            );
-                        }
                     }
                 }
             }
@@ -213,6 +249,26 @@ fn a_dropped_builder_with_queued_buffers_leaves_no_file() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// Every key of `model` is found by `get` with its value, and the lower bound of the key with a
+/// zero byte appended is what `model` says (and `get` of it, where absent, finds nothing).
+fn check_lookups_and_bounds(table: &Table, model: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>) {
+    for (key, value) in model {
+        assert_eq!(table.get(key).expect("get"), Some(&value[..]));
+        let mut next = key.clone();
+        next.push(0);
+        let expected = model.range(next.clone()..).next().map(|(k, _)| k.clone());
+        let mut cursor = table.cursor();
+        let found = cursor.seek_lower_bound(&next).expect("seek");
+        assert_eq!(
+            found.then(|| cursor.key().map(<[u8]>::to_vec)).flatten(),
+            expected
+        );
+        if !model.contains_key(&next) {
+            assert_eq!(table.get(&next).expect("get"), None);
+        }
+    }
+}
+
 /// Keys whose spread is far from even (clusters, long common prefixes, keys that are prefixes of
 /// others): lookups and bounds through the guided descent still find exactly what a `BTreeMap`
 /// finds, and the guesses `Guess::between` makes stay in `[0, 1]` and keep the keys' order.
@@ -253,26 +309,17 @@ fn guided_descent_matches_a_btreemap_on_unevenly_spread_keys() {
             page_size,
             ..Options::default()
         };
-        let (_dir, table) = build(&data, options);
+        let (_dir, mut table) = build(&data, options);
         let levels_needed = if page_size == 512 { 3 } else { 2 };
         assert!(
             table.levels().len() >= levels_needed,
             "the test needs guided leaves (and, with small pages, guided branch pages)"
         );
-        for (key, value) in &model {
-            assert_eq!(table.get(key).expect("get"), Some(&value[..]));
-            let mut next = key.clone();
-            next.push(0);
-            let expected = model.range(next.clone()..).next().map(|(k, _)| k.clone());
-            let mut cursor = table.cursor();
-            let found = cursor.seek_lower_bound(&next).expect("seek");
-            assert_eq!(
-                found.then(|| cursor.key().map(<[u8]>::to_vec)).flatten(),
-                expected
-            );
-            if !model.contains_key(&next) {
-                assert_eq!(table.get(&next).expect("get"), None);
-            }
+        // Every level taken as cached (no prefetch, plain binary search after a missed guess),
+        // none (prefetches, speculative children, sampled search), and the default split.
+        for cached_bytes_max in [u64::MAX, 0, super::table::CACHED_LEVEL_BYTES_MAX] {
+            table.set_cached_level_bytes_max(cached_bytes_max);
+            check_lookups_and_bounds(&table, &model);
         }
     }
     let ordered = [
