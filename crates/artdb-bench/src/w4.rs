@@ -10,10 +10,12 @@
 //!
 //! Per pattern and structure:
 //! - `bytes`: live heap bytes the structure holds (counting allocator: after build minus before);
-//! - `build_mops`: dead ids inserted per second, in table order. The TidStore gathers each
-//!   block's offsets and calls `set_block_offsets` once per block (what vacuum does, in its
-//!   insert-only mode as PostgreSQL 17's vacuum uses it; ascending blocks take the store's append
-//!   path), then `flush_appends` to build the tree; the sorted array pushes; roaring uses
+//! - `build_mops`: dead ids inserted per second, in table order. The TidStore (insert-only
+//!   mode, as PostgreSQL 17's vacuum uses it) takes the ids at once with `insert_many` (its
+//!   counterpart of roaring's `from_sorted_iter`: ascending ids take the append path), then
+//!   `flush_appends` builds the tree; `tid_per_block` is the same store fed a block at a time
+//!   (each block's offsets gathered, then one `set_block_offsets`, PostgreSQL's
+//!   `TidStoreSetBlockOffsets`), then flushed; the sorted array pushes; roaring uses
 //!   `from_sorted_iter`; the hash set inserts;
 //! - `lookup_ordered_mops`: every tuple of the table checked for membership in table order (what
 //!   an index vacuum does); the TidStore through its in-order lookup cursor, the sorted array by
@@ -67,6 +69,12 @@ pub struct Args {
     /// Repetitions of each measurement (the median is reported).
     #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// Run only this pattern (sparse, dense or random).
+    #[arg(long)]
+    pattern: Option<String>,
+    /// Time the builds only (no lookup passes): for profiling and quick A/B runs of the build.
+    #[arg(long)]
+    build_only: bool,
 }
 
 /// The dead-tuple patterns.
@@ -79,6 +87,12 @@ enum Pattern {
 
 impl Pattern {
     const ALL: [Pattern; 3] = [Pattern::Sparse, Pattern::Dense, Pattern::Random];
+
+    fn named(name: &str) -> Option<Pattern> {
+        Pattern::ALL
+            .into_iter()
+            .find(|pattern| pattern.name() == name)
+    }
 
     fn name(self) -> &'static str {
         match self {
@@ -161,39 +175,26 @@ trait Structure: Sized {
 
 struct Tid(TidStore);
 
+/// The TidStore options of every W4 build: insert-only, as PostgreSQL 17's vacuum uses it.
+fn tid_options() -> TidStoreOptions {
+    TidStoreOptions {
+        insert_only: true,
+        ..TidStoreOptions::default()
+    }
+}
+
 impl Structure for Tid {
     const NAME: &'static str = "tidstore";
 
+    // Not inlined, so that a profiler can name each structure's build (one call per build).
+    #[inline(never)]
     fn build(ids: &[(u32, u16)]) -> BenchResult<Self> {
-        let options = TidStoreOptions {
-            insert_only: true,
-            ..TidStoreOptions::default()
-        };
-        let mut store = TidStore::with_options(options)?;
-        // Each block's offsets gathered (what vacuum's heap scan hands over per page), then set
-        // at once. The ids are sorted, so if the id 8 ahead is in the block so are those
-        // between: long runs (dense) are copied 8 at a time, short ones (random, sparse) id by
-        // id, one pass either way. Callgrind, whole TidStore build at 100M tuples, random /
-        // dense: 76.7M / 171.7M instructions this way, 81.6M / 207.8M counting each run first
-        // and then copying it, 72.7M / 261.6M pushing id by id.
-        let mut offsets: Vec<u16> = Vec::with_capacity(TUPLES_PER_BLOCK as usize);
-        let mut rest = ids;
-        while let Some(&(block, _)) = rest.first() {
-            offsets.clear();
-            let mut run = 0;
-            while rest.get(run + 7).is_some_and(|&(b, _)| b == block) {
-                offsets.extend(rest[run..run + 8].iter().map(|&(_, offset)| offset));
-                run += 8;
-            }
-            while let Some(&(_, offset)) = rest.get(run).filter(|&&(b, _)| b == block) {
-                offsets.push(offset);
-                run += 1;
-            }
-            store.set_block_offsets(block, &offsets)?;
-            rest = &rest[run..];
-        }
-        // The blocks came in ascending order, so they took the append path; build them into
-        // the tree now, inside the timed build, as vacuum would before its lookups.
+        let mut store = TidStore::with_options(tid_options())?;
+        // The ids in table order, at once (the TidStore's counterpart of roaring's
+        // `from_sorted_iter`); they ascend, so they take the append path.
+        store.insert_many(ids)?;
+        // The appended blocks are built into the tree inside the timed build, as vacuum would
+        // before its lookups.
         store.flush_appends()?;
         Ok(Tid(store))
     }
@@ -218,6 +219,50 @@ impl Structure for Tid {
     }
 }
 
+/// The TidStore fed a block at a time (`set_block_offsets`, PostgreSQL's
+/// `TidStoreSetBlockOffsets`), each block's offsets gathered from the ids first.
+struct TidPerBlock(Tid);
+
+impl Structure for TidPerBlock {
+    const NAME: &'static str = "tid_per_block";
+
+    // Not inlined, so that a profiler can name each structure's build (one call per build).
+    #[inline(never)]
+    fn build(ids: &[(u32, u16)]) -> BenchResult<Self> {
+        let mut store = TidStore::with_options(tid_options())?;
+        // Each block's offsets gathered (what vacuum's heap scan hands over per page), then set
+        // at once. The ids are sorted, so if the id 8 ahead is in the block so are those
+        // between: long runs (dense) are copied 8 at a time, short ones (random, sparse) id by
+        // id, one pass either way.
+        let mut offsets: Vec<u16> = Vec::with_capacity(TUPLES_PER_BLOCK as usize);
+        let mut rest = ids;
+        while let Some(&(block, _)) = rest.first() {
+            offsets.clear();
+            let mut run = 0;
+            while rest.get(run + 7).is_some_and(|&(b, _)| b == block) {
+                offsets.extend(rest[run..run + 8].iter().map(|&(_, offset)| offset));
+                run += 8;
+            }
+            while let Some(&(_, offset)) = rest.get(run).filter(|&&(b, _)| b == block) {
+                offsets.push(offset);
+                run += 1;
+            }
+            store.set_block_offsets(block, &offsets)?;
+            rest = &rest[run..];
+        }
+        store.flush_appends()?;
+        Ok(TidPerBlock(Tid(store)))
+    }
+
+    fn lookup_ordered(&self, table: Table) -> BenchResult<u64> {
+        Structure::lookup_ordered(&self.0, table)
+    }
+
+    fn lookup_probes(&self, probes: &[(u32, u16)]) -> BenchResult<u64> {
+        Structure::lookup_probes(&self.0, probes)
+    }
+}
+
 /// PostgreSQL 16's `ItemPointerData`: block number as two `u16` halves, then the offset; 6 bytes,
 /// and the derived order is (block, offset) order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -236,6 +281,8 @@ struct SortedArray(Vec<ItemPointer>);
 impl Structure for SortedArray {
     const NAME: &'static str = "sorted_array";
 
+    // Not inlined, so that a profiler can name each structure's build (one call per build).
+    #[inline(never)]
     fn build(ids: &[(u32, u16)]) -> BenchResult<Self> {
         let mut array = Vec::with_capacity(ids.len());
         array.extend(
@@ -281,6 +328,8 @@ fn roaring_id(block: u32, offset: u16) -> u32 {
 impl Structure for Roaring {
     const NAME: &'static str = "roaring";
 
+    // Not inlined, so that a profiler can name each structure's build (one call per build).
+    #[inline(never)]
     fn build(ids: &[(u32, u16)]) -> BenchResult<Self> {
         let sorted = ids.iter().map(|&(block, offset)| roaring_id(block, offset));
         Ok(Roaring(RoaringBitmap::from_sorted_iter(sorted)?))
@@ -314,6 +363,8 @@ fn hash_id(block: u32, offset: u16) -> u64 {
 impl Structure for Hash {
     const NAME: &'static str = "hashset";
 
+    // Not inlined, so that a profiler can name each structure's build (one call per build).
+    #[inline(never)]
     fn build(ids: &[(u32, u16)]) -> BenchResult<Self> {
         let mut set = HashSet::new();
         for &(block, offset) in ids {
@@ -358,6 +409,7 @@ struct Workload<'a> {
     probes: &'a [(u32, u16)],
     probe_hits: u64,
     reps: usize,
+    build_only: bool,
 }
 
 /// A start point on two clocks: the wall clock and this thread's CPU clock.
@@ -437,7 +489,8 @@ fn measure_all(w: &Workload<'_>, pattern: Pattern) -> BenchResult<Vec<Figures>> 
     }
     let mut ordered_rates = vec![Vec::new(); contenders.len()];
     let mut random_rates = vec![Vec::new(); contenders.len()];
-    for _ in 0..w.reps {
+    let lookup_reps = if w.build_only { 0 } else { w.reps };
+    for _ in 0..lookup_reps {
         for (i, (name, _)) in contenders.iter().enumerate() {
             let structure = built[i].as_deref().ok_or("w4 needs --reps of at least 1")?;
             let start = Stopwatch::start();
@@ -470,12 +523,13 @@ type Entry = (
     fn(&[(u32, u16)]) -> BenchResult<Box<dyn Contender>>,
 );
 
-fn contenders() -> [Entry; 4] {
+fn contenders() -> [Entry; 5] {
     fn build<S: Structure + 'static>(ids: &[(u32, u16)]) -> BenchResult<Box<dyn Contender>> {
         Ok(Box::new(S::build(ids)?))
     }
     [
         (Tid::NAME, build::<Tid>),
+        (TidPerBlock::NAME, build::<TidPerBlock>),
         (SortedArray::NAME, build::<SortedArray>),
         (Roaring::NAME, build::<Roaring>),
         (Hash::NAME, build::<Hash>),
@@ -516,7 +570,9 @@ pub fn run(args: Args) -> BenchResult<()> {
     let table = Table {
         tuples: args.tuples.unwrap_or(default_tuples),
     };
-    let probe_count = if args.quick {
+    let probe_count = if args.build_only {
+        0
+    } else if args.quick {
         RANDOM_PROBES_QUICK
     } else {
         RANDOM_PROBES_FULL
@@ -541,8 +597,12 @@ pub fn run(args: Args) -> BenchResult<()> {
             (block, rng.gen_range(1..=table.tuples_in(block)))
         })
         .collect();
+    let patterns = match args.pattern.as_deref() {
+        None => Pattern::ALL.to_vec(),
+        Some(name) => vec![Pattern::named(name).ok_or("--pattern is sparse, dense or random")?],
+    };
     let mut results = Vec::new();
-    for pattern in Pattern::ALL {
+    for pattern in patterns {
         let dead = DeadSet::generate(table, pattern);
         let probe_hits = probes.iter().filter(|&&(b, o)| dead.contains(b, o)).count() as u64;
         let workload = Workload {
@@ -551,6 +611,7 @@ pub fn run(args: Args) -> BenchResult<()> {
             probes: &probes,
             probe_hits,
             reps: args.reps,
+            build_only: args.build_only,
         };
         println!("\n{} ({} dead ids)", pattern.name(), dead.ids.len());
         print_header();
@@ -617,6 +678,13 @@ fn print_targets(results: &[Figures]) {
             tid.lookup_random_mops / array.lookup_random_mops,
             tid.build_mops / roaring.build_mops,
         );
+        if let Some(per_block) = find(TidPerBlock::NAME, pattern) {
+            println!(
+                "  {:<7} tid_per_block: build {:.2}x roaring",
+                pattern.name(),
+                per_block.build_mops / roaring.build_mops
+            );
+        }
     }
 }
 

@@ -45,6 +45,7 @@ mod bitmap;
 mod cursor;
 mod error;
 mod iter;
+mod sorted;
 mod storage;
 mod store;
 mod tree;

@@ -34,10 +34,10 @@ use crate::Error;
 pub(crate) const EMBEDDED_OFFSETS_MAX: usize = 5;
 
 /// Offsets held as `u16` in the 2-, 4- and 6-byte forms.
-const WIDE_OFFSETS_MAX: usize = 3;
+pub(crate) const WIDE_OFFSETS_MAX: usize = 3;
 
 /// Bits of one packed offset.
-const PACKED_OFFSET_BITS: u32 = 11;
+pub(crate) const PACKED_OFFSET_BITS: u32 = 11;
 
 /// Largest offset the packed form holds.
 pub(crate) const PACKED_OFFSET_MAX: u16 = (1 << PACKED_OFFSET_BITS) - 1;
@@ -134,7 +134,7 @@ impl Encoded {
 
     /// The value whose bytes are the little-endian `bits` (zero above `len` bytes), `len` long.
     #[inline]
-    fn from_bits(bits: u64, len: usize) -> Encoded {
+    pub(crate) fn from_bits(bits: u64, len: usize) -> Encoded {
         debug_assert!(len <= VALUE_LEN_MAX && bits >> (8 * len) == 0);
         Encoded((bits | (len as u64) << (8 * ENCODED_LEN_AT)).to_le_bytes())
     }

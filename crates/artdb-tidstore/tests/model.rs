@@ -16,6 +16,12 @@
 //! appended blocks, explicit flushes, in both modes. The test counts the reads it made while
 //! blocks were appended and unflushed, and requires them to have happened.
 //!
+//! `insert_many` is driven by `InsertMany` ops (ids drawn as any other op's, in any order: the
+//! id-by-id fallback) and `AscendMany` ops (ids ascending from above the highest block, with
+//! blocks of 1 to 8 offsets and runs of up to 300, across chunk boundaries, sometimes with one
+//! id out of order or out of range): after each, the store must hold what `insert` of each id
+//! in turn would have left, and report the same count and the same error.
+//!
 //! Scale with `ARTDB_TEST_SCALE` (default 1: the whole file runs in a few seconds). A failure
 //! prints proptest's minimal case and its seed; replay by setting `PROPTEST_SEED` as shown there.
 
@@ -37,13 +43,22 @@ impl Driver {
     fn note(&mut self, op: &Op) {
         let block = match op {
             Op::Insert(b, _) | Op::SetBlock(b, _) => *b,
+            Op::InsertMany(ids) => match ids.iter().map(|&(b, _)| b).max() {
+                Some(b) => b,
+                None => return,
+            },
             _ => return,
         };
         self.highest = Some(self.highest.map_or(block, |h| h.max(block)));
     }
 
-    /// Resolves an `Ascend` into the insert or set it stands for.
+    /// Resolves an `Ascend` or `AscendMany` into the op it stands for.
     fn resolve(&mut self, op: &Op) -> Op {
+        if let Op::AscendMany(blocks, damage) = op {
+            let resolved = Op::InsertMany(self.ascending_ids(blocks, *damage));
+            self.note(&resolved);
+            return resolved;
+        }
         let Op::Ascend(delta, offsets, offset) = op else {
             return op.clone();
         };
@@ -56,6 +71,37 @@ impl Driver {
         };
         self.note(&resolved);
         resolved
+    }
+
+    /// The ids of `blocks` (gaps above the highest block, offsets), ascending; `damage`
+    /// `(position, kind)` then breaks the id at `position` (modulo the length): kind 0 swaps it
+    /// with the one before, 1 repeats the one before, 2 makes its offset 0, 3 makes it
+    /// `MAX_OFFSET + 1`.
+    fn ascending_ids(
+        &self,
+        blocks: &[(u32, Vec<u16>)],
+        damage: Option<(usize, u8)>,
+    ) -> Vec<(u32, u16)> {
+        let mut ids = Vec::new();
+        let mut block = self.highest;
+        for (delta, offsets) in blocks {
+            let next = block.map_or(delta - 1, |b| b.saturating_add(*delta));
+            block = Some(next);
+            ids.extend(offsets.iter().map(|&o| (next, o)));
+        }
+        if let Some((position, kind)) = damage {
+            if !ids.is_empty() {
+                let at = position % ids.len();
+                match (kind % 4, at) {
+                    (0, 1..) => ids.swap(at - 1, at),
+                    (1, 1..) => ids[at] = ids[at - 1],
+                    (2, _) => ids[at].1 = 0,
+                    (3, _) => ids[at].1 = MAX_OFFSET + 1,
+                    _ => {}
+                }
+            }
+        }
+        ids
     }
 }
 const MAX_OFFSET: u16 = 2100;
@@ -86,6 +132,12 @@ enum Op {
     Ascend(u32, Option<Vec<u16>>, u16),
     /// `flush_appends`.
     Flush,
+    /// `insert_many` of these ids.
+    InsertMany(Vec<(u32, u16)>),
+    /// `insert_many` of ascending ids above the highest block used so far: per block, its
+    /// distance from the one before and its offsets; then maybe one id damaged (see
+    /// `Driver::ascending_ids`).
+    AscendMany(Vec<(u32, Vec<u16>)>, Option<(usize, u8)>),
 }
 
 fn block() -> impl Strategy<Value = u32> {
@@ -124,6 +176,26 @@ fn op() -> impl Strategy<Value = Op> {
         )
             .prop_map(|(delta, offsets, offset)| Op::Ascend(delta, offsets, offset)),
         1 => Just(Op::Flush),
+        2 => prop::collection::vec((block(), offset()), 0..80).prop_map(Op::InsertMany),
+        4 => (
+            prop::collection::vec((prop_oneof![4 => 1..=2u32, 1 => 3..=300u32], block_offsets()), 0..40),
+            prop::option::weighted(0.2, (any::<usize>(), any::<u8>())),
+        )
+            .prop_map(|(blocks, damage)| Op::AscendMany(blocks, damage)),
+    ]
+}
+
+/// The offsets of one block for `AscendMany`: mostly 1 to 8 (the embedded forms and small
+/// bitmaps, around 2047), sometimes a run long enough to fill a chunk (64 ids) or more,
+/// consecutive (a fully dead page) or spaced.
+fn block_offsets() -> impl Strategy<Value = Vec<u16>> {
+    prop_oneof![
+        8 => prop::collection::vec(offset().prop_filter("valid", |&o| valid(o)), 1..=8)
+            .prop_map(|o| prepare(o, true)),
+        1 => (1..=300u16, 60..=300u16).prop_map(|(first, len)| (first..first + len).map(|o| o.min(MAX_OFFSET)).collect::<Vec<_>>())
+            .prop_map(|o| prepare(o, true)),
+        1 => (1..=7u16, 60..=300u16).prop_map(|(step, len)| (1..=len).map(|i| (i * step).min(MAX_OFFSET)).collect::<Vec<_>>())
+            .prop_map(|o| prepare(o, true)),
     ]
 }
 
@@ -197,7 +269,26 @@ fn step(store: &mut TidStore, model: &mut BTreeSet<(u32, u16)>, op: &Op) {
             store.flush_appends().unwrap();
             assert_eq!(store.unflushed_blocks(), 0);
         }
-        Op::Ascend(..) => unreachable!("resolved by the driver"),
+        Op::InsertMany(ids) => insert_many(store, model, ids),
+        Op::Ascend(..) | Op::AscendMany(..) => unreachable!("resolved by the driver"),
+    }
+}
+
+/// `insert_many` against the model's `insert` of each id in turn, up to the first invalid one.
+fn insert_many(store: &mut TidStore, model: &mut BTreeSet<(u32, u16)>, ids: &[(u32, u16)]) {
+    let invalid = ids.iter().position(|&(_, o)| !valid(o));
+    let before = &ids[..invalid.unwrap_or(ids.len())];
+    let added = before.iter().filter(|&&id| model.insert(id)).count() as u64;
+    match (store.insert_many(ids), invalid) {
+        (Ok(count), None) => assert_eq!(count, added, "insert_many's count"),
+        (Err(Error::OffsetOutOfRange { block, offset, .. }), Some(at)) => {
+            assert_eq!(
+                (block, offset),
+                ids[at],
+                "insert_many's error names the first bad id"
+            )
+        }
+        (result, invalid) => panic!("insert_many: {result:?}, first invalid id at {invalid:?}"),
     }
 }
 
@@ -420,5 +511,69 @@ fn many_blocks_match_btreeset() {
         check_cursor(&store, &model, &probes, true);
         probes.truncate(2_000);
         check_cursor(&store, &model, &probes, false);
+    }
+}
+
+/// `insert_many` of ascending ids builds the store `set_block_offsets` block by block builds:
+/// the same ids, the same form per block, `verify` clean, before and after the flush. Seeded
+/// blocks of 1 to 12 offsets (a few above 2047), fully dead blocks of 291 and longer spaced
+/// runs, so the chunks of 64 ids split blocks at every position and long runs span chunks; then
+/// more ids on top of the built tree (the ordinary path) and a second ascending batch.
+#[test]
+fn insert_many_matches_set_block_offsets() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x1D50_F1D5 + u64::from(scale()));
+    for insert_only in [false, true] {
+        let mut ids: Vec<(u32, u16)> = Vec::new();
+        let mut block = rng.gen_range(0..3u32);
+        for _ in 0..3_000 * scale() {
+            let offsets: Vec<u16> = match rng.gen_range(0..20) {
+                0 => (1..=291).collect(),
+                1 => (1..=rng.gen_range(64..400u16)).map(|i| i * 5).collect(),
+                2 => vec![3, 900, 2047, 2048],
+                _ => {
+                    let count = rng.gen_range(1..=12);
+                    let drawn = (0..count).map(|_| rng.gen_range(1..=MAX_OFFSET)).collect();
+                    prepare(drawn, true)
+                }
+            };
+            ids.extend(offsets.iter().map(|&o| (block, o)));
+            block += rng.gen_range(1..4);
+        }
+        let mut by_blocks = TidStore::with_options(options(insert_only)).unwrap();
+        for run in ids.chunk_by(|a, b| a.0 == b.0) {
+            let offsets: Vec<u16> = run.iter().map(|&(_, o)| o).collect();
+            by_blocks.set_block_offsets(run[0].0, &offsets).unwrap();
+        }
+        let mut many = TidStore::with_options(options(insert_only)).unwrap();
+        let split = ids.len() / 2;
+        assert_eq!(many.insert_many(&ids[..split]).unwrap(), split as u64);
+        assert_eq!(
+            many.insert_many(&ids[split..]).unwrap(),
+            (ids.len() - split) as u64
+        );
+        assert_eq!(many.unflushed_blocks(), by_blocks.unflushed_blocks());
+        let model: BTreeSet<(u32, u16)> = ids.iter().copied().collect();
+        check_whole(&many, &model);
+        let forms = |store: &TidStore| -> Vec<(u32, bool)> {
+            store
+                .iter()
+                .map(|item| item.map(|(b, offsets)| (b, offsets.is_embedded())))
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(forms(&many), forms(&by_blocks));
+        many.flush_appends().unwrap();
+        by_blocks.flush_appends().unwrap();
+        check_whole(&many, &model);
+        assert_eq!(many.memory_usage(), by_blocks.memory_usage());
+        // Ids in blocks the tree holds (the ordinary path), then a new ascending batch.
+        let mut model = model;
+        let mut ops: Vec<(u32, u16)> = (0..200)
+            .map(|_| (rng.gen_range(0..block), rng.gen_range(1..=MAX_OFFSET)))
+            .collect();
+        ops.extend((1..=100u16).map(|o| (block + 5, o * 3)));
+        insert_many(&mut many, &mut model, &ops);
+        check_whole(&many, &model);
     }
 }
