@@ -92,9 +92,10 @@ pub(crate) fn fence_run_padded(padded: &[u8], count: usize, first: u8) -> (usize
             return (low_ones(below & used), low_ones(through & used));
         }
     }
-    padded
-        .get(..count)
-        .map_or((0, 0), |fence| fence_run(fence, first))
+    match padded.get(..count) {
+        Some(fence) => fence_run(fence, first),
+        None => (0, 0),
+    }
 }
 
 /// How many of the low bits of `mask` (a 16-lane mask) are set before the first clear one. In
