@@ -511,6 +511,10 @@ pub(crate) fn heap_pack_find(
     rest: &[u8],
     value_len: usize,
 ) -> Option<(Result<usize, usize>, HeapPackState)> {
+    // Ordinary packs only: other pack kinds lay their records out otherwise.
+    if image.first() != Some(&KIND_PACK) {
+        return None;
+    }
     let layout = layout_of(image)?;
     let suffix = if layout.prefix_len == 0 {
         rest
