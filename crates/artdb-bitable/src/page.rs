@@ -36,21 +36,23 @@ pub(crate) enum StoredValue<'a> {
 /// Compares two keys in byte order, eight bytes at a time (faster than `memcmp` for the short
 /// keys tables hold, because it inlines and avoids the call).
 #[inline]
-pub(crate) fn compare_keys(left: &[u8], right: &[u8]) -> Ordering {
-    let common = left.len().min(right.len());
-    let mut at = 0;
-    while at + 8 <= common {
-        let mut a = [0u8; 8];
-        let mut b = [0u8; 8];
-        a.copy_from_slice(&left[at..at + 8]);
-        b.copy_from_slice(&right[at..at + 8]);
-        let (a, b) = (u64::from_be_bytes(a), u64::from_be_bytes(b));
+pub(crate) fn compare_keys(mut left: &[u8], mut right: &[u8]) -> Ordering {
+    while let (Some((a, left_rest)), Some((b, right_rest))) = (
+        left.split_first_chunk::<8>(),
+        right.split_first_chunk::<8>(),
+    ) {
         if a != b {
-            return a.cmp(&b);
+            return u64::from_be_bytes(*a).cmp(&u64::from_be_bytes(*b));
         }
-        at += 8;
+        (left, right) = (left_rest, right_rest);
     }
-    left[at..].cmp(&right[at..])
+    // Fewer than eight bytes left on one side: a byte loop, not a `memcmp` call.
+    for (a, b) in left.iter().zip(right) {
+        if a != b {
+            return a.cmp(b);
+        }
+    }
+    left.len().cmp(&right.len())
 }
 
 /// A searched key with its first eight bytes read once, as a big-endian integer (zero-padded
@@ -75,12 +77,6 @@ impl<'k> Probe<'k> {
             key,
             head: window_at(key, 0),
         }
-    }
-
-    /// The key searched for.
-    #[inline(always)]
-    pub(crate) fn key(&self) -> &'k [u8] {
-        self.key
     }
 }
 
@@ -129,6 +125,27 @@ impl Guess {
         if high <= low {
             return None;
         }
+        Some(Guess::of_windows(low, high, key))
+    }
+
+    /// `between(low, high, probe.key())`, from the keys' heads where they differ by at least
+    /// 2^32: the 32 significant bits the guess keeps then all lie in the heads, which are the
+    /// windows `between` would read (their first difference is in the first four bytes), so
+    /// the guess is the same up to a borrow from the bytes past the heads, without looking for
+    /// the first difference and with one window read fewer. Descents use this.
+    #[inline(always)]
+    pub(crate) fn between_probe(low: &[u8], high: &[u8], probe: Probe<'_>) -> Option<Guess> {
+        let (low_head, high_head) = (window_at(low, 0), window_at(high, 0));
+        if high_head > low_head && high_head - low_head >= 1 << 32 {
+            return Some(Guess::of_windows(low_head, high_head, probe.head));
+        }
+        Guess::between(low, high, probe.key)
+    }
+
+    /// The guess for the window `key` between windows `low < high` (keys read as integers).
+    #[inline(always)]
+    fn of_windows(low: u64, high: u64, key: u64) -> Guess {
+        debug_assert!(low < high, "callers check that the bounds spread");
         let range = high - low;
         let offset = key.clamp(low, high) - low;
         // The top 32 significant bits of the range (>= 2^31) and the offset shifted alike
@@ -136,9 +153,9 @@ impl Guess {
         let shift = range.leading_zeros();
         let range = (range << shift) >> 32;
         let offset = (offset << shift) >> 32;
-        Some(Guess {
+        Guess {
             fraction: ((offset << 32) / range).min(GUESS_ONE),
-        })
+        }
     }
 
     /// A guess at a given fraction (tests: a search must give the same answer for any guess).
@@ -208,14 +225,27 @@ fn window_at(key: &[u8], at: usize) -> u64 {
 /// entry or two are the common case for smooth keys. Short records get a whole line each side.
 const GUESS_REACH_ENTRIES: usize = 2;
 
+// `PageRef::new` reads the u16 fields of the page header as two words from `P_COUNT`.
+const _: () = assert!(
+    P_COUNT % 2 == 0
+        && P_KEY_LEN > P_COUNT
+        && P_VALUE_LEN > P_COUNT
+        && P_STRIDE > P_COUNT
+        && P_VALUE_OFFSET > P_COUNT
+        && P_DATA_START > P_COUNT
+        && P_DATA_START + 2 <= P_COUNT + 16
+        && P_COUNT + 16 <= PAGE_HEADER_LEN
+);
+
 /// A validated leaf or branch page, its header decoded once.
 #[derive(Clone, Copy)]
 pub(crate) struct PageRef<'a> {
     bytes: &'a [u8],
     count: usize,
     fixed: bool,
-    /// Fixed layout with keys of at least eight bytes: a comparison can start from the key's
-    /// head as one integer (`Probe`).
+    /// Fixed layout with keys of at least eight bytes, and every record inside the page
+    /// (`data_start + count * stride <= bytes.len()`, `key_len <= stride`): a comparison can
+    /// start from the key's head, read as one integer without a range check (`Probe`, `order`).
     heads: bool,
     key_len: usize,
     value_len: usize,
@@ -233,22 +263,42 @@ impl<'a> PageRef<'a> {
         // per field). Pages are at least `PAGE_SIZE_MIN` bytes, so the fallback never runs for a
         // page that passed `validate`; it would read as an empty slotted page.
         let header: &[u8; PAGE_HEADER_LEN] = bytes.first_chunk().unwrap_or(&[0; PAGE_HEADER_LEN]);
-        let field = |at: usize| usize::from(u16::from_le_bytes([header[at], header[at + 1]]));
-        let mut first_child = [0u8; 8];
-        first_child.copy_from_slice(&header[P_FIRST_CHILD..P_FIRST_CHILD + 8]);
+        // The u16 fields at 8..24 as two little-endian words (two loads instead of six).
+        let word = |at: usize| {
+            let mut raw = [0u8; 8];
+            raw.copy_from_slice(&header[at..at + 8]);
+            u64::from_le_bytes(raw)
+        };
+        let (low, high) = (word(P_COUNT), word(P_COUNT + 8));
+        let field = |at: usize| {
+            let word = if at < P_COUNT + 8 { low } else { high };
+            usize::from((word >> (8 * ((at - P_COUNT) % 8))) as u16)
+        };
         let fixed = header[P_LAYOUT] == LAYOUT_FIXED;
-        let key_len = field(P_KEY_LEN);
+        let (count, key_len, stride, data_start) = (
+            field(P_COUNT),
+            field(P_KEY_LEN),
+            field(P_STRIDE),
+            field(P_DATA_START),
+        );
+        // `validate` checked these bounds already; they are checked again here, for a few
+        // instructions per page, so that `order`'s unchecked head reads rest on this view alone
+        // (fields below 2^16: no overflow).
+        let heads = fixed
+            && key_len >= 8
+            && key_len <= stride
+            && data_start + count * stride <= bytes.len();
         PageRef {
             bytes,
-            count: field(P_COUNT),
+            count,
             fixed,
-            heads: fixed && key_len >= 8,
+            heads,
             key_len,
             value_len: field(P_VALUE_LEN),
-            stride: field(P_STRIDE),
+            stride,
             value_offset: field(P_VALUE_OFFSET),
-            data_start: field(P_DATA_START),
-            first_child: u64::from_le_bytes(first_child),
+            data_start,
+            first_child: word(P_FIRST_CHILD),
         }
     }
 
@@ -319,17 +369,21 @@ impl<'a> PageRef<'a> {
         if !FIXED && !self.fixed {
             return compare_keys(self.slotted_entry(index).0, probe.key);
         }
+        debug_assert!(index < self.count, "searches compare entries of the page");
         let at = self.data_start + index * self.stride;
         if self.heads {
-            if let Some(head) = self
-                .bytes
-                .get(at..)
-                .and_then(|tail| tail.first_chunk::<8>())
-            {
-                let head = u64::from_be_bytes(*head);
-                if head != probe.head {
-                    return head.cmp(&probe.head);
-                }
+            // SAFETY: `read_head_unchecked` needs `at + 8 <= bytes.len()`. `heads` was set by
+            // `new` only if `8 <= key_len <= stride` and `data_start + count * stride <=
+            // bytes.len()`, and every caller passes `index < count` (the searches' ranges lie
+            // in `0..count`; `holds` is called on a slot its caller checked). So
+            // `at + 8 <= data_start + index * stride + stride <= data_start + count * stride`.
+            let head = unsafe { crate::raw::read_head_unchecked(self.bytes, at) };
+            if head != probe.head {
+                return head.cmp(&probe.head);
+            }
+            // Equal heads of two keys of at least eight bytes are equal first eight bytes.
+            if let Some((_, rest)) = probe.key.split_first_chunk::<8>() {
+                return compare_keys(&self.bytes[at + 8..at + self.key_len], rest);
             }
         }
         compare_keys(&self.bytes[at..at + self.key_len], probe.key)
@@ -453,12 +507,7 @@ impl<'a> PageRef<'a> {
         let low = base * step;
         let high = (low + step).min(count);
         let group_end = self.data_start + high * self.stride;
-        let mut at = self.data_start + low * self.stride;
-        while at < group_end {
-            crate::raw::prefetch(self.bytes, at);
-            at += CACHE_LINE;
-        }
-        crate::raw::prefetch(self.bytes, group_end.saturating_sub(1));
+        crate::raw::prefetch_lines(self.bytes, self.data_start + low * self.stride, group_end);
         self.search_range::<true>(probe, strict, low, high)
     }
 

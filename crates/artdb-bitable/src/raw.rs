@@ -1,4 +1,5 @@
-//! The crate's unsafe operations, fenced here: mapping a table file, and a cache prefetch hint.
+//! The crate's unsafe operations, fenced here: mapping a table file, a cache prefetch hint, and
+//! reading a key's first eight bytes without a range check.
 //!
 //! Mapping: `memmap2::Mmap::map` is unsafe because another process could change the file while it
 //! is mapped, and then the `&[u8]` the map hands out would change under Rust's feet. bitable files
@@ -66,4 +67,52 @@ pub(crate) fn prefetch_sixteenths(page: &[u8]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = page;
+}
+
+/// Hints the CPU to load the lines of `page` from byte `start` (rounded down to its line) up to
+/// byte `end` (clamped to the page): one range check for the whole range instead of one a line.
+#[inline(always)]
+pub(crate) fn prefetch_lines(page: &[u8], start: usize, end: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let end = end.min(page.len());
+        let base = page.as_ptr();
+        let mut at = start & !(CACHE_LINE - 1);
+        while at < end {
+            // `at < end <= page.len()`: inside the page (and the hint needs no valid pointer).
+            let pointer = base.wrapping_add(at) as *const i8;
+            // SAFETY: as in `prefetch`: `_mm_prefetch` only hints the cache, it cannot fault or
+            // read memory architecturally, so any address is sound; SSE is x86_64 baseline.
+            #[allow(unused_unsafe)]
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(pointer)
+            };
+            at += CACHE_LINE;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (page, start, end);
+}
+
+/// Bytes of a cache line.
+const CACHE_LINE: usize = 64;
+
+/// The eight bytes of `bytes` from `at` as a big-endian integer, without a range check: the head
+/// of a key in a validated fixed page (`page::PageRef::order`), read once or more per entry a
+/// search compares.
+///
+/// # Safety
+/// - `at + 8 <= bytes.len()` (so `at + 8` does not overflow either).
+#[inline(always)]
+pub(crate) unsafe fn read_head_unchecked(bytes: &[u8], at: usize) -> u64 {
+    debug_assert!(
+        at.checked_add(8).is_some_and(|end| end <= bytes.len()),
+        "a key head lies inside its page"
+    );
+    let pointer = bytes.as_ptr().wrapping_add(at).cast::<[u8; 8]>();
+    // SAFETY: the caller guarantees `at + 8 <= bytes.len()` (`# Safety`), so the eight bytes at
+    // `pointer` lie inside the slice, which is live for the call; `read_unaligned` takes any
+    // alignment, and every bit pattern is a valid `[u8; 8]`.
+    let raw = unsafe { pointer.read_unaligned() };
+    u64::from_be_bytes(raw)
 }

@@ -146,12 +146,8 @@ impl Shape {
         if !samples_on_their_way {
             crate::raw::prefetch_sixteenths(page);
         }
-        let mut at = center.saturating_sub(self.reach_bytes) & !(CACHE_LINE - 1);
-        let end = center + self.window_bytes;
-        while at < end {
-            crate::raw::prefetch(page, at);
-            at += CACHE_LINE;
-        }
+        let start = center.saturating_sub(self.reach_bytes);
+        crate::raw::prefetch_lines(page, start, center + self.window_bytes);
     }
 }
 
@@ -410,7 +406,7 @@ impl Table {
                 high = Some(page.key(slot));
             }
             guess = match (low, high) {
-                (Some(low), Some(high)) => Guess::between(low, high, probe.key()),
+                (Some(low), Some(high)) => Guess::between_probe(low, high, probe),
                 _ => None,
             };
             index = page.first_child() + slot as u64;

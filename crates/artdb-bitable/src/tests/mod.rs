@@ -342,8 +342,35 @@ fn guided_descent_matches_a_btreemap_on_unevenly_spread_keys() {
     }
     let within = Guess::at(0.55).split(10).1.scale(1000);
     assert!((499..=500).contains(&within), "{within}");
+    // The descent's guess from the keys' heads is `between`'s, up to a borrow from the bytes
+    // past the heads, wherever it is used (heads at least 2^32 apart); elsewhere it is
+    // `between`'s exactly.
+    for round in 0..10_000u32 {
+        let mut keys: Vec<Vec<u8>> = (0..3)
+            .map(|_| {
+                let len = rng.gen_range(0..24);
+                // Some rounds share a long prefix, so the heads tie or differ by little.
+                let shared = if round % 3 == 0 { 6 } else { 0 };
+                (0..len)
+                    .map(|at| if at < shared { 0x42 } else { rng.gen() })
+                    .collect()
+            })
+            .collect();
+        keys.sort();
+        let (low, key, high) = (&keys[0], &keys[1], &keys[2]);
+        let exact = Guess::between(low, high, key);
+        let from_heads = Guess::between_probe(low, high, Probe::new(key));
+        match (exact, from_heads) {
+            (Some(exact), Some(from_heads)) => {
+                let (exact, from_heads) = (exact.scale(1 << 24), from_heads.scale(1 << 24));
+                assert!(exact.abs_diff(from_heads) <= 1, "{low:?} {key:?} {high:?}");
+            }
+            (exact, from_heads) => assert_eq!(exact, from_heads, "{low:?} {key:?} {high:?}"),
+        }
+    }
     assert_eq!(Guess::between(b"a", b"a\0", b"a"), None);
     assert_eq!(Guess::between(b"same", b"same", b"same"), None);
+    assert_eq!(Guess::between_probe(b"a", b"a\0", Probe::new(b"a")), None);
 }
 
 /// The children per branch page that `Table::open` derives from the header (for the speculative
