@@ -27,6 +27,8 @@
 //! [`TidStore::set_block_offsets`] (replace a block's offsets: vacuum's pattern; ascending blocks
 //! take the append path, built into the tree at once by [`TidStore::flush_appends`]: see
 //! `append.rs` and `docs/tidstore.md`),
+//! [`TidStore::insert_many`] (ids at once, as `insert` of each in turn; ids ascending in
+//! table order take the append path with no call per block: `sorted.rs`),
 //! [`TidStore::insert`], [`TidStore::remove`], [`TidStore::remove_block`],
 //! [`TidStore::contains`], [`TidStore::len`], [`TidStore::iter`] (blocks in order),
 //! [`TidStore::ids`] (ids in order), [`TidStore::memory_usage`], [`TidStore::verify`], and
