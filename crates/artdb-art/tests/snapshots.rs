@@ -41,13 +41,17 @@ fn random_write(tree: &mut Tree, model: &mut Model, rng: &mut impl Rng) {
     }
 }
 
-#[test]
-fn every_snapshot_reads_its_version() {
+/// A random seed (printed, so a failure can be replayed) and its generator.
+fn seeded() -> (u64, rand::rngs::StdRng) {
     let seed = rand::random::<u64>();
     println!("seed {seed}");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut tree = Tree::new();
-    let mut model = Model::new();
+    (seed, rand::rngs::StdRng::seed_from_u64(seed))
+}
+
+#[test]
+fn every_snapshot_reads_its_version() {
+    let (seed, mut rng) = seeded();
+    let (mut tree, mut model) = (Tree::new(), Model::new());
     let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
     for round in 0..200 * scale() {
         for _ in 0..rng.gen_range(0..30) {
@@ -286,11 +290,8 @@ fn inserts_with_a_snapshot_alive_write_fresh_nodes_in_place() {
 /// snapshot keeps its version; replacements return the old value.
 #[test]
 fn pack_writes_under_snapshots_keep_every_version() {
-    let seed = rand::random::<u64>();
-    println!("seed {seed}");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut tree = Tree::new();
-    let mut model = Model::new();
+    let (seed, mut rng) = seeded();
+    let (mut tree, mut model) = (Tree::new(), Model::new());
     let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
     for round in 0..60 * scale() {
         for _ in 0..rng.gen_range(0..200) {

@@ -308,15 +308,19 @@ fn masks16_sse2(bytes: &[u8], first: u8) -> (u32, u32) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fence_run_matches_scalar() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
+    /// A xorshift generator of test bytes from `state`.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    #[test]
+    fn fence_run_matches_scalar() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
         // Every count a pack of 256 can have, and the larger ones of packs bounded by bytes.
         for count in (0..=256usize).chain([300, 511, 625, 700, 1023, 1024]) {
             for round in 0..8 {
@@ -343,13 +347,7 @@ mod tests {
 
     #[test]
     fn fence_run_padded_matches_scalar() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         for count in 0..40usize {
             for round in 0..16 {
                 let mut fence: Vec<u8> = (0..count)
