@@ -6,7 +6,8 @@
 //! Usage: `cargo run --release -p artdb-art --example lookup_profile -- N MODE KEYS VALUE_LEN`
 //! with MODE one of `get`, `get_many`, `missing`, `fill`, KEYS `random`, `dense` or `narrow`
 //! (random u64s with the top 2 bits clear: ~610 keys under each 2-byte prefix at 10M, the
-//! shape of W1's composite keys under one column value), and an
+//! shape of W1's composite keys under one column value) or `narrowB` (the top B bits clear),
+//! and an
 //! optional fifth argument LOOKUPS (default N): how many of the keys the measured phase looks
 //! up, so that a large tree (10M keys: packs of ~150 entries, as in W1) can be profiled with a
 //! short measured phase.
@@ -65,6 +66,14 @@ fn main() {
     // `narrow`: random u64s with the top 2 bits clear, so 10M keys put ~610 under each of the
     // 16,384 two-byte prefixes (the shape of W1's composite keys under a column value).
     let narrow = args.get(3).is_some_and(|s| s == "narrow");
+    // `narrowB`: random u64s with the top B bits clear (e.g. `narrow4` at 600,000 keys: ~146
+    // under each of the 4,096 two-byte prefixes, the pack shape of 10M random keys, at a scale
+    // callgrind can run).
+    let clear_bits: u32 = args
+        .get(3)
+        .and_then(|s| s.strip_prefix("narrow"))
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(if narrow { 2 } else { 0 });
     let value_len: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(8);
     let lookups: usize = args
         .get(5)
@@ -73,8 +82,8 @@ fn main() {
     let key = |i: u64| {
         if dense {
             i.to_be_bytes()
-        } else if narrow {
-            (splitmix(i) >> 2).to_be_bytes()
+        } else if clear_bits > 0 {
+            (splitmix(i) >> clear_bits).to_be_bytes()
         } else {
             splitmix(i).to_be_bytes()
         }

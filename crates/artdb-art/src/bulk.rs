@@ -68,7 +68,7 @@ impl OpenNode {
             // capacity is at least the one of that stride.
             Widths::Uniform(key_len, value_len) => {
                 self.keys
-                    <= node::pack_capacity_max(key_len.saturating_sub(self.end + 1) + value_len)
+                    <= node::pack_capacity_max_for(key_len.saturating_sub(self.end), value_len)
             }
             _ => false,
         }

@@ -84,7 +84,8 @@ impl Writer {
         value: &[u8],
     ) {
         let bits = word::load(slot);
-        let becomes_dense = pack.key_width == 1 && pack.count() + 1 == node::DENSE_ENTRIES;
+        let becomes_dense =
+            pack.key_width == 1 && pack.count() + 1 == node::DENSE_ENTRIES && !pack.wide;
         let writable = if pack.spare() > 0 && !becomes_dense {
             self.writable_pack(bits, pack.version)
         } else {
@@ -319,9 +320,9 @@ fn rebuild(
             if let (None, Some((at, suffix))) = (replace, insert) {
                 // The common case (an insert into a pack with no spare slot, or one a snapshot
                 // still reads): two block copies around the new entry.
-                writer.push_block(pack.block(0, at));
+                writer.push_entries(pack, 0, at);
                 writer.push(suffix[0], &suffix[1..], value);
-                writer.push_block(pack.block(at, pack.count()));
+                writer.push_entries(pack, at, pack.count());
                 return;
             }
             for index in 0..=pack.count() {
@@ -353,8 +354,8 @@ fn rebuild_without(version: u64, pack: &PackRef<'_>, skip: usize) -> u64 {
         pack.count() - 1,
         version,
         |writer| {
-            writer.push_block(pack.block(0, skip));
-            writer.push_block(pack.block(skip + 1, pack.count()));
+            writer.push_entries(pack, 0, skip);
+            writer.push_entries(pack, skip + 1, pack.count());
         },
     )
 }

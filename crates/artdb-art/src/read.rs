@@ -8,7 +8,7 @@
 //! (kind, length, count, depth, and that a persisted child lies at a smaller offset than its
 //! persisted parent, which bounds every descent) and returns `Error::Persisted`, never panics.
 
-use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK};
+use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK, KIND_WIDE};
 use crate::persist::NodeSource;
 use crate::read_fast::{self, Fast};
 use crate::read_persisted::{self, Quick};
@@ -31,7 +31,9 @@ pub(crate) enum Entry<'a> {
 #[inline]
 fn leaf_entry(image: &[u8]) -> Result<Entry<'_>, &'static str> {
     match image.first() {
-        Some(&KIND_PACK) | Some(&KIND_DENSE) => Ok(Entry::Pack(PackRef::from_image(image)?)),
+        Some(&KIND_PACK) | Some(&KIND_DENSE) | Some(&KIND_WIDE) => {
+            Ok(Entry::Pack(PackRef::from_image(image)?))
+        }
         _ => Ok(Entry::Leaf(LeafRef::from_image(image)?)),
     }
 }
@@ -110,8 +112,14 @@ impl<'a> Resolver<'a> {
             .ok_or_else(|| Error::persisted(offset, "the tree has no node source"))?;
         let bytes = source.node_image(offset)?;
         match bytes.first() {
-            Some(&KIND_LEAF) | Some(&KIND_PACK) | Some(&KIND_DENSE) => {
+            Some(&KIND_LEAF) | Some(&KIND_PACK) | Some(&KIND_DENSE) | Some(&KIND_WIDE) => {
                 let entry = leaf_entry(bytes).map_err(|r| Error::persisted(offset, r))?;
+                if let Entry::Pack(pack) = entry {
+                    // A wide pack's records name their values by slot: checked once here, so
+                    // no read of a persisted wide pack meets a slot past its values.
+                    pack.check_slots()
+                        .map_err(|r| Error::persisted(offset, r))?;
+                }
                 let key_len = match entry {
                     Entry::Leaf(leaf) => depth + leaf.suffix.len(),
                     Entry::Pack(pack) => depth + pack.prefix.len() + pack.key_width,

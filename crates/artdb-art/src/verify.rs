@@ -45,7 +45,8 @@ pub enum Violation {
         /// Used slots.
         used: usize,
     },
-    /// A leaf pack whose entries are not sorted and distinct.
+    /// A leaf pack whose entries are not sorted and distinct (or a wide pack whose value slots
+    /// are not a permutation of its entries).
     PackDisordered {
         /// Path to the pack.
         path: Vec<u8>,
@@ -130,6 +131,9 @@ pub struct Stats {
     pub packs: u64,
     /// Dense packs among `packs` (256 one-byte suffixes, no fence: node/pack.rs).
     pub dense_packs: u64,
+    /// Wide packs among `packs` (values over `PACK_VALUE_WIDTH_MAX` bytes in an area of their
+    /// own: node/pack.rs).
+    pub wide_packs: u64,
     /// Nodes and leaves read from persisted images.
     pub persisted: u64,
     /// `depth_histogram[d]`: entries with `d` inner nodes above them.
@@ -380,6 +384,7 @@ pub(crate) fn stats_view(view: &View<'_>) -> Stats {
             Entry::Pack(pack) => {
                 stats.packs += 1;
                 stats.dense_packs += u64::from(pack.dense);
+                stats.wide_packs += u64::from(pack.wide);
                 if !persisted {
                     stats.heap_bytes += pack.image.len() as u64;
                 }

@@ -85,9 +85,10 @@ fn reopen(tree: Tree, store: &mut MemoryNodeStore) -> Tree {
     reopened
 }
 
-/// Values too wide for a leaf pack, so the inner node kinds are what the keys build.
+/// Values too wide for any leaf pack (wide packs included), so the inner node kinds are what the
+/// keys build.
 fn value(byte: u8) -> Vec<u8> {
-    vec![byte; artdb_art::PACK_VALUE_WIDTH_MAX + 1]
+    vec![byte; artdb_art::PACK_WIDE_VALUE_WIDTH_MAX + 1]
 }
 
 fn drive(case: &Case) {

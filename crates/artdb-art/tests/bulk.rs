@@ -53,6 +53,8 @@ proptest! {
         value_len in prop_oneof![
             Just(0usize), Just(3), Just(8), Just(16), Just(17), Just(128),
             Just(artdb_art::PACK_VALUE_WIDTH_MAX), Just(artdb_art::PACK_VALUE_WIDTH_MAX + 1),
+            Just(artdb_art::PACK_WIDE_VALUE_WIDTH_MAX),
+            Just(artdb_art::PACK_WIDE_VALUE_WIDTH_MAX + 1),
         ],
     ) {
         let pairs: BTreeMap<Vec<u8>, Vec<u8>> = keys
@@ -81,7 +83,18 @@ proptest! {
             // inside a larger one), never a node of single leaves.
             prop_assert!(stats.packs > 0, "{:?}", stats);
         }
+        if (value_len == 8 || value_len == 128) && siblings {
+            // Two keys differ only in their last byte: the subtree holding them is a pack (or
+            // inside a larger one; a wide pack for 128-byte values), never a node of leaves.
+            prop_assert!(stats.packs > 0, "{:?}", stats);
+        }
         if value_len > artdb_art::PACK_VALUE_WIDTH_MAX {
+            // Wider values go to wide packs (kind 8), up to PACK_WIDE_VALUE_WIDTH_MAX.
+            prop_assert_eq!(stats.packs, stats.wide_packs);
+        } else {
+            prop_assert_eq!(stats.wide_packs, 0);
+        }
+        if value_len > artdb_art::PACK_WIDE_VALUE_WIDTH_MAX {
             prop_assert_eq!(stats.packs, 0);
         }
     }

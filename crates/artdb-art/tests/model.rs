@@ -397,7 +397,8 @@ proptest! {
     /// Long keys and long values in leaf packs (issue 13): composite keys of 16..=72 bytes (a
     /// few index ids and column values, then a random u64 tail, as in W1) or 100-byte keys of
     /// random bytes after a short prefix, with every value of one width per case, from 0 to
-    /// `PACK_VALUE_WIDTH_MAX` and wider (no pack). Up to 2,500 pool keys are inserted first, so
+    /// `PACK_VALUE_WIDTH_MAX` and wider (wide packs, kind 8) to past `PACK_WIDE_VALUE_WIDTH_MAX`
+    /// (no pack). Up to 2,500 pool keys are inserted first, so
     /// packs reach their capacity (1024 entries of 8-byte tails, ~140 of 100-byte suffixes)
     /// and burst, then the random operations run (values resized to the case's width).
     #[test]
@@ -407,6 +408,8 @@ proptest! {
             prop_oneof![
                 Just(0usize), Just(8), Just(artdb_art::PACK_VALUE_WIDTH_MAX),
                 Just(artdb_art::PACK_VALUE_WIDTH_MAX + 1), Just(128),
+                Just(artdb_art::PACK_WIDE_VALUE_WIDTH_MAX),
+                Just(artdb_art::PACK_WIDE_VALUE_WIDTH_MAX + 1),
             ],
             1usize..2500,
         ).prop_flat_map(|(key_len, value_len, pool_len)| {

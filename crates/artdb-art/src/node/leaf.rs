@@ -93,7 +93,10 @@ pub(crate) unsafe fn heap_leaf_len(address: usize) -> usize {
     // SAFETY: every leaf and pack has at least its 8-byte header (caller: live leaf of ours).
     let head = unsafe { raw::image(address, LEAF_HEADER_LEN) };
     if let Ok(header) = <&[u8; 8]>::try_from(head) {
-        if header[0] == super::KIND_PACK || header[0] == super::KIND_DENSE {
+        if matches!(
+            header[0],
+            super::KIND_PACK | super::KIND_DENSE | super::KIND_WIDE
+        ) {
             return super::pack::pack_image_len_from_header(header);
         }
     }

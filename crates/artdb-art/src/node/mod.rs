@@ -48,8 +48,9 @@ pub(crate) use pack::{
     Probe, DENSE_ENTRIES,
 };
 pub use pack::{
-    pack_capacity_max, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX, PACK_IMAGE_LEN_MAX, PACK_KEY_WIDTH_MAX,
-    PACK_VALUE_WIDTH_MAX,
+    pack_capacity_max, pack_capacity_max_for, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX,
+    PACK_IMAGE_LEN_MAX, PACK_KEY_WIDTH_MAX, PACK_VALUE_WIDTH_MAX, PACK_WIDE_AREA_LEN_MAX,
+    PACK_WIDE_VALUE_WIDTH_MAX,
 };
 
 use crate::raw::{self, Image};
@@ -69,6 +70,9 @@ pub(crate) const KIND_PACK: u8 = 6;
 /// Kind byte of a dense pack: a full leaf pack of 256 one-byte suffixes whose fence is implicit
 /// (entry `b` holds suffix byte `b`; node/pack.rs).
 pub(crate) const KIND_DENSE: u8 = 7;
+/// Kind byte of a wide pack: a leaf pack of values over `PACK_VALUE_WIDTH_MAX` bytes, whose
+/// sorted records hold a value slot and whose values sit in an area of their own (node/pack.rs).
+pub(crate) const KIND_WIDE: u8 = 8;
 
 /// Children a Node4 holds.
 pub const NODE4_CAPACITY: usize = 4;

@@ -53,10 +53,32 @@
 //! suffix is present: an insert of the same widths replaces a value, in place when writable;
 //! other widths burst it), and a removal rebuilds it as an ordinary pack of 255 entries with
 //! spare slots, which becomes dense again when its 256th entry comes back.
+//!
+//! **Wide pack** (kind 8, issue 13): values of more than [`PACK_VALUE_WIDTH_MAX`] bytes (up to
+//! [`PACK_WIDE_VALUE_WIDTH_MAX`]) are kept out of the sorted records, so that an insert shifts
+//! `key_width + 2` bytes per entry instead of the whole record (~10 KB at 150 entries of
+//! 128-byte values). Same header (kind 8), then:
+//!
+//! | offset                  | size                  | field                                     |
+//! |-------------------------|-----------------------|-------------------------------------------|
+//! | 16                      | prefix_len            | prefix                                    |
+//! | 16+p                    | capacity              | fence (as a pack's, `count` used)         |
+//! | 16+p+capacity           | capacity*(kw-1+2)     | records: suffix bytes 1.., then the u16 LE slot of the entry's value |
+//! | 16+p+capacity*(kw+2)    | capacity*value_width  | values: slot `s` at `s * value_width`; slots `0..count` used |
+//!
+//! Records are sorted like a pack's; the slots are a permutation of `0..count`. An in-place
+//! insert writes the value into slot `count` and shifts the fence and records; an in-place
+//! removal moves the value in slot `count - 1` into the freed slot (and repoints its record);
+//! a copy (no spare slot left, or a snapshot reads the pack) gathers the values into key order
+//! (slot = index), so a scan reads them in address order until in-place inserts append. At
+//! most [`pack_capacity_max_for`] entries: [`PACK_WIDE_AREA_LEN_MAX`] / (key_width + 2 +
+//! value_width), so the image still fits one page of the engine. Persisted images are checked
+//! like every pack's, plus every slot below the count ([`PackRef::check_slots`], when the
+//! resolver first views the image); `verify` checks that the slots are a permutation.
 
 use std::cmp::Ordering;
 
-use super::{KIND_DENSE, KIND_PACK};
+use super::{KIND_DENSE, KIND_PACK, KIND_WIDE};
 use crate::raw;
 
 /// Bytes before the prefix.
@@ -76,8 +98,30 @@ pub const PACK_VALUE_WIDTH_MAX: usize = 16;
 /// Most bytes of fence and records (capacity x (1 + stride)) in one pack: bounds what an insert
 /// shifts or copies, and (with the prefix) the image, which must fit one page of the engine.
 pub const PACK_AREA_LEN_MAX: usize = 16 * 1024;
-/// Longest pack image: header, a prefix of up to `KEY_LEN_MAX` bytes, fence and records.
-pub const PACK_IMAGE_LEN_MAX: usize = PACK_HEADER_LEN + crate::KEY_LEN_MAX + PACK_AREA_LEN_MAX;
+/// Widest value kept in a wide pack (kind 8: values of more than [`PACK_VALUE_WIDTH_MAX`]
+/// bytes, kept apart from the sorted keys so that an insert does not move them; the header's u8
+/// field).
+pub const PACK_WIDE_VALUE_WIDTH_MAX: usize = 255;
+/// Most bytes of fence, key records and values (capacity x (key_width + 2 + value_width)) in one
+/// wide pack: ~150 random 8-byte keys with 128-byte values under a 2-byte prefix (W1 at 10M)
+/// plus their binomial spread and spare slots. An in-place insert shifts only the fence and key
+/// records (`key_width + 2` bytes per entry); a copy copies it all.
+pub const PACK_WIDE_AREA_LEN_MAX: usize = 27 * 1024;
+/// Longest pack image: header, a prefix of up to `KEY_LEN_MAX` bytes, fence and records (and a
+/// wide pack's values).
+pub const PACK_IMAGE_LEN_MAX: usize = PACK_HEADER_LEN
+    + crate::KEY_LEN_MAX
+    + if PACK_WIDE_AREA_LEN_MAX > PACK_AREA_LEN_MAX {
+        PACK_WIDE_AREA_LEN_MAX
+    } else {
+        PACK_AREA_LEN_MAX
+    };
+/// Bytes of a wide pack's value slot (the index of the entry's value in the value area).
+const WIDE_SLOT_LEN: usize = 2;
+/// A new wide pack gets count / this many spare slots (ordinary packs: count / 8)...
+const WIDE_SPARE_DIVISOR: usize = 4;
+/// ...and at least this many.
+const WIDE_SPARE_MIN: usize = 2;
 
 // The header's fields hold every width and count the limits allow; the widest entries still
 // leave room for two (a pack's minimum) and the spare byte for a new pack's count / 8.
@@ -86,6 +130,12 @@ const _: () = assert!(PACK_VALUE_WIDTH_MAX <= u8::MAX as usize);
 const _: () = assert!(PACK_ENTRIES_MAX <= u16::MAX as usize);
 const _: () = assert!(PACK_ENTRIES_MAX / 8 <= u8::MAX as usize);
 const _: () = assert!(PACK_AREA_LEN_MAX / (PACK_KEY_WIDTH_MAX + PACK_VALUE_WIDTH_MAX) >= 2);
+const _: () = assert!(PACK_WIDE_VALUE_WIDTH_MAX <= u8::MAX as usize);
+const _: () = assert!(
+    PACK_WIDE_AREA_LEN_MAX / (PACK_KEY_WIDTH_MAX + WIDE_SLOT_LEN + PACK_WIDE_VALUE_WIDTH_MAX) >= 2
+);
+// A wide pack's slots (u16) index every entry it can hold.
+const _: () = assert!(PACK_ENTRIES_MAX <= 1 << (8 * WIDE_SLOT_LEN));
 
 /// Entries of a dense pack: every one-byte suffix.
 pub(crate) const DENSE_ENTRIES: usize = 256;
@@ -111,10 +161,31 @@ pub(crate) fn dense_image_len(prefix_len: usize, value_width: usize) -> usize {
     PACK_HEADER_LEN + prefix_len + DENSE_ENTRIES * value_width
 }
 
-/// Whether `image` (a heap or persisted leaf-kind image) is a pack, ordinary or dense.
+/// Whether `image` (a heap or persisted leaf-kind image) is a pack, ordinary, dense or wide.
 #[inline(always)]
 pub(crate) fn is_pack_image(image: &[u8]) -> bool {
-    matches!(image.first(), Some(&KIND_PACK) | Some(&KIND_DENSE))
+    matches!(
+        image.first(),
+        Some(&KIND_PACK) | Some(&KIND_DENSE) | Some(&KIND_WIDE)
+    )
+}
+
+/// Whether a pack of values `value_width` bytes wide is a wide pack (kind 8).
+#[inline(always)]
+pub(crate) fn is_wide(value_width: usize) -> bool {
+    value_width > PACK_VALUE_WIDTH_MAX
+}
+
+/// Bytes of one record in the sorted record area: suffix bytes after the first, then the value
+/// (ordinary pack) or the value's slot (wide pack).
+#[inline(always)]
+fn record_len(key_width: usize, value_width: usize) -> usize {
+    key_width.saturating_sub(1)
+        + if is_wide(value_width) {
+            WIDE_SLOT_LEN
+        } else {
+            value_width
+        }
 }
 
 /// Most entries (spare slots included) of a pack whose records are `stride` bytes (suffix bytes
@@ -125,14 +196,34 @@ pub fn pack_capacity_max(stride: usize) -> usize {
     (PACK_AREA_LEN_MAX / (1 + stride)).min(PACK_ENTRIES_MAX)
 }
 
-/// Image length of a pack with room for `capacity` entries.
+/// Most entries (spare slots included) of a pack of suffixes `key_width` bytes long and values
+/// `value_width` bytes long: [`pack_capacity_max`] of its record for an ordinary pack; for a
+/// wide pack (values over [`PACK_VALUE_WIDTH_MAX`] bytes) as many as fit
+/// [`PACK_WIDE_AREA_LEN_MAX`] at `key_width + 2 + value_width` bytes each, at most
+/// [`PACK_ENTRIES_MAX`].
+#[inline]
+pub fn pack_capacity_max_for(key_width: usize, value_width: usize) -> usize {
+    if is_wide(value_width) {
+        return (PACK_WIDE_AREA_LEN_MAX / (key_width + WIDE_SLOT_LEN + value_width))
+            .min(PACK_ENTRIES_MAX);
+    }
+    pack_capacity_max(key_width.saturating_sub(1) + value_width)
+}
+
+/// Image length of a pack with room for `capacity` entries (a wide pack when `value_width` is
+/// over [`PACK_VALUE_WIDTH_MAX`]: its value area after the records).
 pub(crate) fn pack_image_len(
     prefix_len: usize,
     key_width: usize,
     value_width: usize,
     capacity: usize,
 ) -> usize {
-    PACK_HEADER_LEN + prefix_len + capacity + capacity * (key_width.saturating_sub(1) + value_width)
+    let values = if is_wide(value_width) {
+        capacity * value_width
+    } else {
+        0
+    };
+    PACK_HEADER_LEN + prefix_len + capacity + capacity * record_len(key_width, value_width) + values
 }
 
 /// Image length from the first 8 bytes of a pack image (ordinary or dense).
@@ -145,12 +236,14 @@ pub(crate) fn pack_image_len_from_header(header: &[u8; 8]) -> usize {
     if header[0] == KIND_DENSE {
         return dense_image_len(prefix_len, value_width);
     }
+    // (The value width says whether the pack is wide: kinds 6 and 8 are told apart by it.)
     pack_image_len(prefix_len, key_width, value_width, count + spare)
 }
 
-/// Whether a key suffix and value may live in a pack.
+/// Whether a key suffix and value may live in a pack (a wide pack for values over
+/// [`PACK_VALUE_WIDTH_MAX`] bytes).
 pub(crate) fn fits(suffix_len: usize, value_len: usize) -> bool {
-    (1..=PACK_KEY_WIDTH_MAX).contains(&suffix_len) && value_len <= PACK_VALUE_WIDTH_MAX
+    (1..=PACK_KEY_WIDTH_MAX).contains(&suffix_len) && value_len <= PACK_WIDE_VALUE_WIDTH_MAX
 }
 
 /// The version field of a pack image (0 if the image is too short to hold one).
@@ -168,6 +261,8 @@ pub(crate) struct PackRef<'a> {
     pub prefix: &'a [u8],
     fence: &'a [u8],
     entries: &'a [u8],
+    /// A wide pack's value area (`capacity x value_width`); empty for other packs.
+    values: &'a [u8],
     pub key_width: usize,
     pub value_width: usize,
     /// Version that created the (heap) pack; 0 when persisted.
@@ -176,6 +271,8 @@ pub(crate) struct PackRef<'a> {
     pub image: &'a [u8],
     /// A dense pack (kind 7): 256 one-byte suffixes, the fence implicit.
     pub dense: bool,
+    /// A wide pack (kind 8): records hold a value slot, values live in their own area.
+    pub wide: bool,
 }
 
 impl<'a> PackRef<'a> {
@@ -185,7 +282,8 @@ impl<'a> PackRef<'a> {
             .get(..8)
             .and_then(|h| h.try_into().ok())
             .ok_or("short pack")?;
-        if header[0] != KIND_PACK {
+        let wide = header[0] == KIND_WIDE;
+        if header[0] != KIND_PACK && !wide {
             if header[0] == KIND_DENSE {
                 return PackRef::from_dense_image(bytes, header);
             }
@@ -197,25 +295,29 @@ impl<'a> PackRef<'a> {
         let capacity = count + header[5] as usize;
         let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
         if !fits(key_width, value_width)
+            || wide != is_wide(value_width)
             || count < 2
-            || capacity > pack_capacity_max(key_width - 1 + value_width)
+            || capacity > pack_capacity_max_for(key_width, value_width)
         {
             return Err("pack widths, count or capacity out of range");
         }
         let len = pack_image_len(prefix_len, key_width, value_width, capacity);
         let image = bytes.get(..len).ok_or("pack extends past the image")?;
         let (prefix, rest) = image[PACK_HEADER_LEN..].split_at(prefix_len);
-        let (fence, entries) = rest.split_at(capacity);
+        let (fence, rest) = rest.split_at(capacity);
+        let (entries, values) = rest.split_at(capacity * record_len(key_width, value_width));
         let fence = &fence[..count];
         Ok(PackRef {
             prefix,
             fence,
             entries,
+            values,
             key_width,
             value_width,
             version: version_of(image),
             image,
             dense: false,
+            wide,
         })
     }
 
@@ -237,11 +339,13 @@ impl<'a> PackRef<'a> {
             prefix,
             fence: &IDENTITY_FENCE[..],
             entries,
+            values: &[],
             key_width: 1,
             value_width,
             version: version_of(image),
             image,
             dense: true,
+            wide: false,
         })
     }
 
@@ -254,17 +358,23 @@ impl<'a> PackRef<'a> {
         self.image[5] as usize
     }
 
+    /// Bytes of one record in the sorted record area (a wide pack's records end in a slot).
     fn stride(&self) -> usize {
-        self.key_width - 1 + self.value_width
+        self.key_width - 1
+            + if self.wide {
+                WIDE_SLOT_LEN
+            } else {
+                self.value_width
+            }
     }
 
-    /// Most entries a pack of these widths may hold ([`pack_capacity_max`]; a dense pack is
-    /// full).
+    /// Most entries a pack of these widths may hold ([`pack_capacity_max_for`]; a dense pack
+    /// is full).
     pub fn capacity_max(&self) -> usize {
         if self.dense {
             return DENSE_ENTRIES;
         }
-        pack_capacity_max(self.stride())
+        pack_capacity_max_for(self.key_width, self.value_width)
     }
 
     /// Suffix bytes after the first, and the value, of entry `index`.
@@ -274,7 +384,45 @@ impl<'a> PackRef<'a> {
         let start = index * stride;
         let record = &self.entries[start..start + stride];
         let (rest, value) = record.split_at(self.key_width - 1);
+        if self.wide {
+            return (self.fence[index], rest, self.slot_value(value));
+        }
         (self.fence[index], rest, value)
+    }
+
+    /// The value a wide pack's record slot names (empty if the slot is out of range, which
+    /// [`PackRef::check_slots`] rules out for persisted images and this crate never writes).
+    #[inline]
+    fn slot_value(&self, slot: &[u8]) -> &'a [u8] {
+        let slot = match slot {
+            [low, high, ..] => usize::from(u16::from_le_bytes([*low, *high])),
+            _ => usize::MAX,
+        };
+        let at = slot.saturating_mul(self.value_width);
+        self.values
+            .get(at..at.saturating_add(self.value_width))
+            .unwrap_or_default()
+    }
+
+    /// Value slot of entry `index` of a wide pack.
+    fn slot(&self, index: usize) -> usize {
+        let stride = self.stride();
+        let at = index * stride + self.key_width - 1;
+        match self.entries.get(at..at + WIDE_SLOT_LEN) {
+            Some([low, high]) => usize::from(u16::from_le_bytes([*low, *high])),
+            _ => usize::MAX,
+        }
+    }
+
+    /// For a wide pack from a file: whether every record's value slot names a used value
+    /// (below the count), so that no lookup reads a spare or absent value. O(count); a heap pack
+    /// of this crate always passes. `verify` checks more ([`PackRef::is_sorted`]: the slots are
+    /// a permutation).
+    pub fn check_slots(&self) -> Result<(), &'static str> {
+        if !self.wide || (0..self.count()).all(|index| self.slot(index) < self.count()) {
+            return Ok(());
+        }
+        Err("wide pack value slot out of range")
     }
 
     /// Compares entry `index`'s suffix with `target`.
@@ -324,8 +472,10 @@ impl<'a> PackRef<'a> {
         Err(index)
     }
 
-    /// The fence bytes and the records of entries `start..end` (for block copies).
+    /// The fence bytes and the records of entries `start..end` (for block copies; not of a wide
+    /// pack, whose records hold slots: [`PackWriter::push_entries`] copies any pack).
     pub fn block(&self, start: usize, end: usize) -> (&'a [u8], &'a [u8]) {
+        debug_assert!(!self.wide, "block of a wide pack");
         let stride = self.stride();
         let end = end.min(self.count());
         let start = start.min(end);
@@ -349,12 +499,24 @@ impl<'a> PackRef<'a> {
         low
     }
 
-    /// Whether entries are sorted and distinct (for `verify`).
+    /// Whether entries are sorted and distinct, and (a wide pack) whether the value slots are
+    /// a permutation of `0..count` (for `verify`).
     pub fn is_sorted(&self) -> bool {
-        (1..self.count()).all(|i| {
+        let sorted = (1..self.count()).all(|i| {
             let (a0, a, _) = self.entry(i - 1);
             let (b0, b, _) = self.entry(i);
             (a0, a) < (b0, b)
+        });
+        if !sorted || !self.wide {
+            return sorted;
+        }
+        let mut seen = vec![false; self.count()];
+        (0..self.count()).all(|index| match seen.get_mut(self.slot(index)) {
+            Some(seen) if !*seen => {
+                *seen = true;
+                true
+            }
+            _ => false,
         })
     }
 }
@@ -422,27 +584,55 @@ struct Layout {
     entries_at: usize,
     /// A dense pack: no fence, entries from `fence_at`.
     dense: bool,
+    /// A wide pack's value width (0 for other packs, whose records end in the value: then
+    /// `value_width` is the record's value part, for a wide pack the 2-byte slot).
+    wide_width: usize,
+    /// A wide pack's value area.
+    values_at: usize,
 }
 
 #[inline(always)]
 fn layout_of(image: &[u8]) -> Option<Layout> {
     let header: &[u8; 8] = image.get(..8)?.try_into().ok()?;
     let dense = header[0] == KIND_DENSE;
+    let wide = header[0] == KIND_WIDE;
     let key_width = header[1] as usize;
     let count = u16::from_le_bytes([header[2], header[3]]) as usize;
     let value_width = header[4] as usize;
     let capacity = count + header[5] as usize;
     let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
     let fence_at = PACK_HEADER_LEN + prefix_len;
+    let entries_at = if dense { fence_at } else { fence_at + capacity };
+    let record_value = if wide { WIDE_SLOT_LEN } else { value_width };
     Some(Layout {
         key_width,
         count,
-        value_width,
+        value_width: record_value,
         prefix_len,
         fence_at,
-        entries_at: if dense { fence_at } else { fence_at + capacity },
+        entries_at,
         dense,
+        wide_width: if wide { value_width } else { 0 },
+        values_at: entries_at + capacity * (key_width.saturating_sub(1) + record_value),
     })
+}
+
+/// The value of the record whose value part (an ordinary pack's value, a wide pack's slot)
+/// starts at `at`.
+#[inline(always)]
+fn record_value<'a>(image: &'a [u8], layout: &Layout, at: usize) -> Option<&'a [u8]> {
+    if layout.wide_width == 0 {
+        return image.get(at..at + layout.value_width);
+    }
+    let slot = match image.get(at..at + WIDE_SLOT_LEN)? {
+        [low, high] => usize::from(u16::from_le_bytes([*low, *high])),
+        _ => return None,
+    };
+    if slot >= layout.count {
+        return None;
+    }
+    let value_at = layout.values_at + slot * layout.wide_width;
+    image.get(value_at..value_at + layout.wide_width)
 }
 
 /// First step of a heap pack lookup of `key`, whose bytes from `depth` on are the pack's (its
@@ -491,6 +681,13 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
     let (index, through) = super::search::fence_run_padded(padded, layout.count, first);
     if through == index {
         return None;
+    }
+    if layout.wide_width != 0 {
+        // A wide pack's value is found through the record's slot, one more dependent load:
+        // start loading where it most likely is (a copied pack holds its values in key order,
+        // slot = index, until in-place inserts append), so that it arrives with the record.
+        let at = layout.values_at + index * layout.wide_width;
+        crate::raw::prefetch(image.as_ptr() as usize + at.min(image.len().saturating_sub(1)));
     }
     Some(Probe {
         index,
@@ -631,7 +828,7 @@ fn probe_records_in<'a>(
     let end = (probe.index + probe.run).min(layout.count);
     if width == 0 {
         // One-byte suffixes (dense keys): the fence byte was the whole suffix.
-        return image.get(probe.record_at..probe.record_at + stride);
+        return record_value(image, layout, probe.record_at);
     }
     if width <= 8 {
         // Compare as big-endian integers of `width` bytes: one load per record.
@@ -667,14 +864,14 @@ fn probe_records_in<'a>(
             return None;
         }
         let at = layout.entries_at + index * stride;
-        return image.get(at + width..at + stride);
+        return record_value(image, layout, at + width);
     }
     let mut at = probe.record_at;
     for _ in probe.index..end {
         let record = image.get(at..at + width)?;
         match record.cmp(target) {
             Ordering::Less => {}
-            Ordering::Equal => return image.get(at + width..at + stride),
+            Ordering::Equal => return record_value(image, layout, at + width),
             Ordering::Greater => return None,
         }
         at += stride;
@@ -763,10 +960,13 @@ pub(crate) struct PackWriter<'b> {
     /// Empty for a dense pack (its fence is implicit).
     fence: &'b mut [u8],
     records: &'b mut [u8],
+    /// A wide pack's value area (empty for other packs).
+    values: &'b mut [u8],
     key_width: usize,
     value_width: usize,
     index: usize,
     dense: bool,
+    wide: bool,
 }
 
 impl PackWriter<'_> {
@@ -779,6 +979,10 @@ impl PackWriter<'_> {
             "dense pack entry {first} pushed at index {}",
             self.index
         );
+        if self.wide {
+            self.push_wide(first, rest, value);
+            return;
+        }
         let stride = self.key_width - 1 + self.value_width;
         let Some(record) = self
             .records
@@ -799,6 +1003,83 @@ impl PackWriter<'_> {
 }
 
 impl PackWriter<'_> {
+    /// [`PackWriter::push`] into a wide pack: the record gets the suffix and the slot of the
+    /// entry's own index, the value goes to that slot (a new pack keeps its values in key
+    /// order, so a scan reads them in address order).
+    fn push_wide(&mut self, first: u8, rest: &[u8], value: &[u8]) {
+        let stride = self.key_width - 1 + WIDE_SLOT_LEN;
+        let index = self.index;
+        let (Some(record), Some(fence), Some(value_to)) = (
+            self.records.get_mut(index * stride..(index + 1) * stride),
+            self.fence.get_mut(index),
+            self.values
+                .get_mut(index * self.value_width..(index + 1) * self.value_width),
+        ) else {
+            debug_assert!(false, "more pack entries than announced");
+            return;
+        };
+        *fence = first;
+        record[..rest.len()].copy_from_slice(rest);
+        record[rest.len()..].copy_from_slice(&(index as u16).to_le_bytes());
+        value_to.copy_from_slice(value);
+        self.index += 1;
+    }
+
+    /// Appends entries `start..end` of `pack` (of this writer's widths): block copies between
+    /// ordinary packs and between wide ones ([`PackWriter::push_wide_block`]).
+    pub fn push_entries(&mut self, pack: &PackRef<'_>, start: usize, end: usize) {
+        if !pack.wide && !self.wide {
+            self.push_block(pack.block(start, end));
+            return;
+        }
+        let end = end.min(pack.count());
+        if pack.wide
+            && self.wide
+            && pack.key_width == self.key_width
+            && pack.value_width == self.value_width
+        {
+            self.push_wide_block(pack, start.min(end), end);
+            return;
+        }
+        for index in start..end {
+            let (first, rest, value) = pack.entry(index);
+            self.push(first, rest, value);
+        }
+    }
+
+    /// Appends entries `start..end` of the wide pack `pack` (of this writer's widths): the fence
+    /// and the records in two block copies, then each record's slot renumbered to its new index
+    /// and its value gathered there, so the copy's values are in key order again (a scan reads
+    /// them in address order; the writer's copies are when this happens, see pack_write.rs).
+    fn push_wide_block(&mut self, pack: &PackRef<'_>, start: usize, end: usize) {
+        let stride = self.key_width - 1 + WIDE_SLOT_LEN;
+        let width = self.value_width;
+        let (to, count) = (self.index, end - start);
+        let (Some(fence_to), Some(records_to), Some(values_to), Some(fence), Some(records)) = (
+            self.fence.get_mut(to..to + count),
+            self.records.get_mut(to * stride..(to + count) * stride),
+            self.values.get_mut(to * width..(to + count) * width),
+            pack.fence.get(start..end),
+            pack.entries.get(start * stride..end * stride),
+        ) else {
+            debug_assert!(false, "more pack entries than announced");
+            return;
+        };
+        fence_to.copy_from_slice(fence);
+        records_to.copy_from_slice(records);
+        let slots = records_to.chunks_exact_mut(stride);
+        for (index, (record, value_to)) in (to..).zip(slots.zip(values_to.chunks_exact_mut(width)))
+        {
+            let (_, slot) = record.split_at_mut(stride - WIDE_SLOT_LEN);
+            let old = usize::from(u16::from_le_bytes([slot[0], slot[1]]));
+            slot.copy_from_slice(&(index as u16).to_le_bytes());
+            if let Some(value) = pack.values.get(old * width..(old + 1) * width) {
+                value_to.copy_from_slice(value);
+            }
+        }
+        self.index += count;
+    }
+
     /// Appends the values of a dense run given as inline child words, in byte order (a dense
     /// writer of values under 8 bytes): one store per entry instead of `push`'s two copies of
     /// unknown length (W2's bulk load closes 195,313 dense packs at 50M keys).
@@ -828,9 +1109,18 @@ impl PackWriter<'_> {
     }
 
     /// Appends a block of entries: their fence bytes and their records (`PackRef::block` of a
-    /// pack of the same widths), with two copies instead of one push per entry.
+    /// pack of the same widths, or records laid out as an ordinary pack's: suffix bytes after
+    /// the first, then the value), with two copies instead of one push per entry (a wide writer
+    /// pushes them one by one).
     pub fn push_block(&mut self, (fence, records): (&[u8], &[u8])) {
         let stride = self.key_width - 1 + self.value_width;
+        if self.wide {
+            for (&first, record) in fence.iter().zip(records.chunks_exact(stride.max(1))) {
+                let (rest, value) = record.split_at(self.key_width - 1);
+                self.push_wide(first, rest, value);
+            }
+            return;
+        }
         let end = self.index + fence.len();
         debug_assert!(
             !self.dense
@@ -874,12 +1164,20 @@ pub(crate) fn alloc_pack(
     version: u64,
     fill: impl FnOnce(&mut PackWriter<'_>),
 ) -> u64 {
-    // One-byte-suffix packs double (up to the 256 entries a dense pack holds): dense keys
-    // inserted in random order fill every such pack, so the copies a growth of count / 8 makes
-    // on the way (about 40 per run of 256 keys) were a fifth of a dense fill's instructions; a
-    // pack that stays partial spends at most half its slots. Other packs keep count / 8, the
-    // memory figure W1 holds them to.
-    let spare = if key_width == 1 {
+    let spare = if is_wide(value_width) {
+        // A wide pack's copy moves every value (a 150-entry pack of 128-byte values: ~20 KB),
+        // so it gets twice the spare slots: half the copies, at ~9 bytes per key more
+        // (lookup_profile 10M fill random 128: 0.59 -> 0.70 Mops per CPU second; W1 memory
+        // 144.5 -> 153.1 B/key). More (count / 2: 0.82) strays further from the hint's count
+        // guess (word.rs: capacity - capacity / 16), so more of a lookup's prefetches miss.
+        // (Wide packs are never dense, so the one-byte-suffix doubling below is not theirs.)
+        (count / WIDE_SPARE_DIVISOR).max(WIDE_SPARE_MIN)
+    } else if key_width == 1 {
+        // One-byte-suffix packs double (up to the 256 entries a dense pack holds): dense keys
+        // inserted in random order fill every such pack, so the copies a growth of count / 8
+        // makes on the way (about 40 per run of 256 keys) were a fifth of a dense fill's
+        // instructions; a pack that stays partial spends at most half its slots. Other packs
+        // keep count / 8, the memory figure W1 holds them to.
         count.min(DENSE_ENTRIES.saturating_sub(count))
     } else {
         count / 8
@@ -925,10 +1223,12 @@ pub(crate) fn fill_dense_image(
     let mut writer = PackWriter {
         fence: &mut [],
         records,
+        values: &mut [],
         key_width: 1,
         value_width,
         index: 0,
         dense: true,
+        wide: false,
     };
     fill(&mut writer);
     debug_assert_eq!(
@@ -953,14 +1253,17 @@ pub(crate) fn alloc_pack_spare(
         fits(key_width, value_width),
         "pack widths {key_width}, {value_width} out of range"
     );
-    let capacity_max = pack_capacity_max(key_width.saturating_sub(1) + value_width);
+    let capacity_max = pack_capacity_max_for(key_width, value_width);
     debug_assert!(
         count <= capacity_max,
         "pack of {count} entries over its capacity"
     );
     // A full run of one-byte suffixes is built dense: no fence, no spare slots. (One writer and
     // one call of `fill` for both layouts, so the caller's closure is inlined once.)
-    let dense = key_width == 1 && count == DENSE_ENTRIES;
+    // (Not for wide values: a dense pack holds values of up to 16 bytes; 256 one-byte suffixes
+    // with wider values stay a wide pack with its fence.)
+    let wide = is_wide(value_width);
+    let dense = key_width == 1 && count == DENSE_ENTRIES && !wide;
     let spare = if dense {
         0
     } else {
@@ -988,13 +1291,23 @@ pub(crate) fn alloc_pack_spare(
     let (prefix_bytes, rest) = rest.split_at_mut(prefix.len());
     prefix_bytes.copy_from_slice(prefix);
     let (fence, records) = rest.split_at_mut(if dense { 0 } else { capacity });
+    let (records, values) = records.split_at_mut(if wide {
+        capacity * record_len(key_width, value_width)
+    } else {
+        records.len()
+    });
+    if wide {
+        header[0] = KIND_WIDE;
+    }
     let mut writer = PackWriter {
         fence,
         records,
+        values,
         key_width,
         value_width,
         index: 0,
         dense,
+        wide,
     };
     fill(&mut writer);
     debug_assert_eq!(writer.index, count, "pack filled with the announced count");
@@ -1005,9 +1318,11 @@ pub(crate) fn alloc_pack_spare(
         // Mops per CPU second with the hint).
         return crate::word::heap_leaf(address);
     }
+    // A wide pack's hint describes its records (suffix bytes and slot): the prefetch of the
+    // guessed record brings the slot, and the fence step prefetches the value it likely names.
     let hint = crate::word::PackHint {
         capacity,
-        stride: key_width - 1 + value_width,
+        stride: record_len(key_width, value_width),
         prefix_len: prefix.len(),
         full: spare == 0,
     };
@@ -1032,10 +1347,35 @@ impl<'a> PackMut<'a> {
         self.image[0] == KIND_DENSE
     }
 
+    /// Whether the pack is wide (records hold value slots).
+    fn is_wide(&self) -> bool {
+        self.image[0] == KIND_WIDE
+    }
+
+    /// A wide pack's value width and value area offset.
+    fn wide_values(&self) -> (usize, usize) {
+        let (_, entries_at, _, capacity, stride) = self.layout();
+        (self.image[4] as usize, entries_at + capacity * stride)
+    }
+
+    /// The value slot in the record at byte `at` of the image.
+    fn slot_at(&self, at: usize) -> usize {
+        match self.image.get(at..at + WIDE_SLOT_LEN) {
+            Some([low, high]) => usize::from(u16::from_le_bytes([*low, *high])),
+            _ => usize::MAX,
+        }
+    }
+
+    /// Fence offset, record offset, count, capacity and record length (a wide pack's records
+    /// end in a value slot).
     fn layout(&self) -> (usize, usize, usize, usize, usize) {
         let key_width = self.image[1] as usize;
         let count = u16::from_le_bytes([self.image[2], self.image[3]]) as usize;
-        let value_width = self.image[4] as usize;
+        let value_width = if self.is_wide() {
+            WIDE_SLOT_LEN
+        } else {
+            self.image[4] as usize
+        };
         let capacity = count + self.image[5] as usize;
         let prefix_len = u16::from_le_bytes([self.image[6], self.image[7]]) as usize;
         let fence_at = PACK_HEADER_LEN + prefix_len;
@@ -1067,6 +1407,17 @@ impl<'a> PackMut<'a> {
         if count >= capacity || index > count || self.is_dense() {
             return;
         }
+        let wide = self.is_wide();
+        if wide {
+            // The value goes to the first unused slot (the used ones are `0..count`); only the
+            // fence and the records (suffix bytes and slot) move.
+            let (value_width, values_at) = self.wide_values();
+            let at = values_at + count * value_width;
+            if value.len() != value_width || at + value_width > self.image.len() {
+                return;
+            }
+            self.image[at..at + value_width].copy_from_slice(value);
+        }
         let fence = &mut self.image[fence_at..entries_at];
         fence.copy_within(index..count, index + 1);
         fence[index] = suffix[0];
@@ -1074,7 +1425,11 @@ impl<'a> PackMut<'a> {
         entries.copy_within(index * stride..count * stride, (index + 1) * stride);
         let record = &mut entries[index * stride..(index + 1) * stride];
         record[..suffix.len() - 1].copy_from_slice(&suffix[1..]);
-        record[suffix.len() - 1..].copy_from_slice(value);
+        if wide {
+            record[suffix.len() - 1..].copy_from_slice(&(count as u16).to_le_bytes());
+        } else {
+            record[suffix.len() - 1..].copy_from_slice(value);
+        }
         self.set_count(count + 1, capacity);
     }
 
@@ -1145,6 +1500,9 @@ impl<'a> PackMut<'a> {
         if index >= count || self.is_dense() {
             return;
         }
+        if self.is_wide() {
+            self.free_wide_value(index, entries_at, count, stride);
+        }
         let fence = &mut self.image[fence_at..entries_at];
         fence.copy_within(index + 1..count, index);
         fence[count - 1] = 0;
@@ -1154,9 +1512,47 @@ impl<'a> PackMut<'a> {
         self.set_count(count - 1, capacity);
     }
 
+    /// Frees the value slot of entry `index` of a wide pack before the entry is removed: the
+    /// last used value (slot `count - 1`) moves into it and its record is pointed there, so the
+    /// used slots stay `0..count - 1`.
+    fn free_wide_value(&mut self, index: usize, entries_at: usize, count: usize, stride: usize) {
+        let (value_width, values_at) = self.wide_values();
+        let slot_in = |entry: usize| entries_at + entry * stride + stride - WIDE_SLOT_LEN;
+        let freed = self.slot_at(slot_in(index));
+        let last = count - 1;
+        if freed != last && freed < count {
+            let from = values_at + last * value_width;
+            let to = values_at + freed * value_width;
+            if from + value_width > self.image.len() {
+                return;
+            }
+            self.image.copy_within(from..from + value_width, to);
+            if let Some(owner) = (0..count).find(|&entry| self.slot_at(slot_in(entry)) == last) {
+                let at = slot_in(owner);
+                self.image[at..at + WIDE_SLOT_LEN].copy_from_slice(&(freed as u16).to_le_bytes());
+            }
+        }
+        let at = values_at + last * value_width;
+        if let Some(value) = self.image.get_mut(at..at + value_width) {
+            value.fill(0);
+        }
+    }
+
     /// Replaces the value of entry `index` (same width).
     pub fn set_value(&mut self, index: usize, value: &[u8]) {
         let (_, entries_at, count, _, stride) = self.layout();
+        if self.is_wide() {
+            let (value_width, values_at) = self.wide_values();
+            let slot = self.slot_at(entries_at + (index + 1) * stride - WIDE_SLOT_LEN);
+            let at = values_at + slot.saturating_mul(value_width);
+            if index >= count || slot >= count || value.len() != value_width {
+                return;
+            }
+            if let Some(to) = self.image.get_mut(at..at + value_width) {
+                to.copy_from_slice(value);
+            }
+            return;
+        }
         if index >= count || value.len() > stride {
             return;
         }
