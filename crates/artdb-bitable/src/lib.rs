@@ -28,6 +28,11 @@
 //! - The header is written last and has its own checksum, so an interrupted build cannot be
 //!   opened; durable builds sync before the table appears under its name ([`Durability`]).
 //! - Lookups borrow from the map: `get` allocates nothing, locks nothing, makes no system call.
+//! - A descent enters each page below the root with a guess interpolated between the two
+//!   separators that chose it, prefetched with the page's header (one round of misses per page
+//!   where keys are spread evenly); levels small enough to stay cached get no prefetches; keys
+//!   are compared by their first eight bytes as one integer first (`docs/bitable-format.md`,
+//!   Reading).
 //! - Not used: prefix compression or restart points inside pages (they cost a decode per probe;
 //!   binary search over fixed records is what makes lookups fast), sibling pointers (contiguity
 //!   makes them unnecessary), bloom filters (the descent is already a handful of cache misses).
