@@ -216,9 +216,8 @@ impl<'a> View<'a> {
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
         check_key(key)?;
-        if word::load(self.root) & word::TAG_MASK == word::TAG_PERSISTED {
-            return self.get_persisted(key, self.root, 0);
-        }
+        // (A persisted root, a whole tree on file, is handed back by the fast path's first tag
+        // dispatch: no test of its own here, which every heap lookup paid for.)
         // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its heap
         // images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
         match unsafe { read_fast::get(self.root, key) } {
