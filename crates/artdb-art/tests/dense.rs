@@ -8,17 +8,14 @@
 //! ways, ranges, cursor seek / next / prev; `verify()` after every few steps. Then the typed
 //! errors for corrupt dense-pack images.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 mod common;
-use common::{checkpoint, scale};
+use common::{checkpoint, contents, first_error, pairs_of, scale, Model, TruncatedStore};
 
 use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
 use proptest::prelude::*;
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// Key pages: each page is the 256 keys that share all but their last byte (a dense pack's
 /// run). Pages 0 and 1 are siblings, 0x0001_0203 sits alone below a longer shared prefix,
@@ -78,16 +75,6 @@ enum Start {
     Inserted,
     BulkBuilt,
     BulkPersisted,
-}
-
-fn pairs_of(model: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
-    model.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-fn contents<'a>(iter: impl Iterator<Item = Result<(Vec<u8>, &'a [u8]), Error>>) -> Model {
-    iter.map(|r| r.map(|(k, v)| (k, v.to_vec())))
-        .collect::<Result<_, _>>()
-        .unwrap()
 }
 
 /// Every point read of every page key (and a shorter and a longer key) against the model.
@@ -357,15 +344,6 @@ fn persisted_dense() -> (Model, MemoryNodeStore, artdb_art::ChildWord, usize) {
     (pairs.into_iter().collect(), store, root, offset)
 }
 
-fn first_error(tree: &Tree, model: &Model) -> Option<Error> {
-    for key in model.keys() {
-        if let Err(error) = tree.get(key) {
-            return Some(error);
-        }
-    }
-    tree.iter().find_map(Result::err)
-}
-
 #[test]
 fn corrupt_dense_packs_are_typed_errors() {
     let (model, store, root, offset) = persisted_dense();
@@ -426,22 +404,6 @@ fn corrupt_dense_packs_are_typed_errors() {
                 while let Ok(true) = cursor.next() {}
             }
         }
-    }
-}
-
-/// A node source over bytes that end early (a truncated file).
-struct TruncatedStore(Vec<u8>);
-
-impl artdb_art::NodeSource for TruncatedStore {
-    fn node_image(&self, offset: u64) -> Result<&[u8], Error> {
-        usize::try_from(offset)
-            .ok()
-            .and_then(|start| self.0.get(start..))
-            .filter(|bytes| !bytes.is_empty())
-            .ok_or_else(|| Error::Persisted {
-                offset,
-                reason: "offset past the end".into(),
-            })
     }
 }
 

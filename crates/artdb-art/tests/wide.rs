@@ -10,17 +10,14 @@
 //! cursor seek / next / prev; `verify()` every few steps. Then the typed errors for corrupt
 //! wide-pack images.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 mod common;
-use common::{checkpoint, scale};
+use common::{checkpoint, contents, first_error, pairs_of, scale, Model, TruncatedStore};
 
 use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
 use proptest::prelude::*;
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// 8-byte keys: one of three 2-byte prefixes (0x0000, 0x0001, 0x7F7F), then 6 bytes of `tail`.
 fn key(prefix: usize, tail: u64) -> Vec<u8> {
@@ -89,16 +86,6 @@ enum Start {
     /// `bulk_build_slice` (the top-down build from a sorted slice).
     SliceBuilt,
     BulkPersisted,
-}
-
-fn pairs_of(model: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
-    model.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-fn contents<'a>(iter: impl Iterator<Item = Result<(Vec<u8>, &'a [u8]), Error>>) -> Model {
-    iter.map(|r| r.map(|(k, v)| (k, v.to_vec())))
-        .collect::<Result<_, _>>()
-        .unwrap()
 }
 
 /// Point reads of every model key, of its neighbours (tail +- 1, absent or present), and of a
@@ -500,15 +487,6 @@ fn persisted_wide() -> (Model, MemoryNodeStore, artdb_art::ChildWord, usize) {
     (pairs.into_iter().collect(), store, root, offset)
 }
 
-fn first_error(tree: &Tree, model: &Model) -> Option<Error> {
-    for key in model.keys() {
-        if let Err(error) = tree.get(key) {
-            return Some(error);
-        }
-    }
-    tree.iter().find_map(Result::err)
-}
-
 #[test]
 fn corrupt_wide_packs_are_typed_errors() {
     let (model, store, root, offset) = persisted_wide();
@@ -593,21 +571,5 @@ fn corrupt_wide_packs_are_typed_errors() {
                 while let Ok(true) = cursor.next() {}
             }
         }
-    }
-}
-
-/// A node source over bytes that end early (a truncated file).
-struct TruncatedStore(Vec<u8>);
-
-impl artdb_art::NodeSource for TruncatedStore {
-    fn node_image(&self, offset: u64) -> Result<&[u8], Error> {
-        usize::try_from(offset)
-            .ok()
-            .and_then(|start| self.0.get(start..))
-            .filter(|bytes| !bytes.is_empty())
-            .ok_or_else(|| Error::Persisted {
-                offset,
-                reason: "offset past the end".into(),
-            })
     }
 }

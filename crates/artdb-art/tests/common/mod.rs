@@ -2,9 +2,51 @@
 //! uses what it needs).
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use artdb_art::{MemoryNodeStore, Tree};
+use artdb_art::{Error, MemoryNodeStore, Tree};
+
+/// The reference model of the model tests.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The model's pairs in key order (bulk build input).
+pub fn pairs_of(model: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
+    model.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// What an iterator of the tree yields, as a model (panics on an error).
+pub fn contents<'a>(iter: impl Iterator<Item = Result<(Vec<u8>, &'a [u8]), Error>>) -> Model {
+    iter.map(|r| r.map(|(k, v)| (k, v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The first error a lookup of every model key, then a full scan, meets.
+pub fn first_error(tree: &Tree, model: &Model) -> Option<Error> {
+    for key in model.keys() {
+        if let Err(error) = tree.get(key) {
+            return Some(error);
+        }
+    }
+    tree.iter().find_map(Result::err)
+}
+
+/// A node source over bytes that end early (a truncated file).
+pub struct TruncatedStore(pub Vec<u8>);
+
+impl artdb_art::NodeSource for TruncatedStore {
+    fn node_image(&self, offset: u64) -> Result<&[u8], Error> {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.0.get(start..))
+            .filter(|bytes| !bytes.is_empty())
+            .ok_or_else(|| Error::Persisted {
+                offset,
+                reason: "offset past the end".into(),
+            })
+    }
+}
 
 /// The test scale: `ARTDB_TEST_SCALE` (at least 1; default 1). Tests multiply case counts and
 /// sizes by it.
