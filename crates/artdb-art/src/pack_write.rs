@@ -21,6 +21,21 @@ fn suffix_of(pack: &PackRef<'_>, index: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
+/// Whether a pack of `key_width`-byte suffixes with `count` entries and `spare` spare slots
+/// takes one more entry in place (when writable): it has a spare slot, and the entry is not the
+/// 256th of a one-byte-suffix pack (which goes into a copy built dense; a wide pack never
+/// becomes dense). Shared by the general path and the insert fast path (write_fast.rs).
+#[inline(always)]
+pub(crate) fn takes_insert_in_place(
+    key_width: usize,
+    count: usize,
+    spare: usize,
+    wide: bool,
+) -> bool {
+    let becomes_dense = key_width == 1 && count + 1 == node::DENSE_ENTRIES && !wide;
+    spare > 0 && !becomes_dense
+}
+
 /// What an attempted pack insert did.
 pub(crate) enum PackInsert {
     /// Replaced the value of an existing key (the old value, when asked for).
@@ -84,9 +99,8 @@ impl Writer {
         value: &[u8],
     ) {
         let bits = word::load(slot);
-        let becomes_dense =
-            pack.key_width == 1 && pack.count() + 1 == node::DENSE_ENTRIES && !pack.wide;
-        let writable = if pack.spare() > 0 && !becomes_dense {
+        let in_place = takes_insert_in_place(pack.key_width, pack.count(), pack.spare(), pack.wide);
+        let writable = if in_place {
             self.writable_pack(bits, pack.version)
         } else {
             None

@@ -20,6 +20,7 @@
 //! persisted parent, as it would have after walking the same nodes.
 
 use crate::node::{self, PackMut, PackRef, KIND_PACK, PREFIX_INLINE_LEN_MAX};
+use crate::pack_write::takes_insert_in_place;
 use crate::tree::{value_word, Upsert, Writer};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
 
@@ -154,9 +155,7 @@ impl Writer {
                 Some((Upsert::Replaced(old), bits))
             }
             Err(at) => {
-                let becomes_dense = state.key_width == 1 && state.count + 1 == node::DENSE_ENTRIES;
-                if state.spare == 0
-                    || becomes_dense
+                if !takes_insert_in_place(state.key_width, state.count, state.spare, false)
                     || state.count >= node::pack_capacity_max(state.stride)
                 {
                     return None;
