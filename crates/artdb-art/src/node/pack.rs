@@ -1418,19 +1418,19 @@ impl<'a> PackMut<'a> {
             }
             self.image[at..at + value_width].copy_from_slice(value);
         }
-        let fence = &mut self.image[fence_at..entries_at];
-        fence.copy_within(index..count, index + 1);
-        fence[index] = suffix[0];
-        let entries = &mut self.image[entries_at..entries_at + capacity * stride];
-        entries.copy_within(index * stride..count * stride, (index + 1) * stride);
-        let record = &mut entries[index * stride..(index + 1) * stride];
-        record[..suffix.len() - 1].copy_from_slice(&suffix[1..]);
-        if wide {
-            record[suffix.len() - 1..].copy_from_slice(&(count as u16).to_le_bytes());
-        } else {
-            record[suffix.len() - 1..].copy_from_slice(value);
-        }
-        self.set_count(count + 1, capacity);
+        let Some((&first, rest)) = suffix.split_first() else {
+            return;
+        };
+        let slot = (count as u16).to_le_bytes();
+        let tail = if wide { &slot[..] } else { value };
+        let opened = self.open_entry(
+            (fence_at, entries_at, count, capacity, stride),
+            index,
+            first,
+            rest,
+            tail,
+        );
+        debug_assert!(opened, "pack insert outside the pack ({index} of {count})");
     }
 
     /// [`PackMut::insert`] with the layout [`heap_pack_find`] read from this pack (`state`),
@@ -1461,34 +1461,50 @@ impl<'a> PackMut<'a> {
         suffix: &[u8],
         value: &[u8],
     ) -> bool {
-        let (count, stride) = (state.count, state.stride);
         let Some((&first, rest)) = suffix.split_first() else {
             return false;
         };
-        if state.spare == 0 || index > count || rest.len() + value.len() != stride {
+        let layout = (
+            state.fence_at,
+            state.entries_at,
+            state.count,
+            state.count + state.spare,
+            state.stride,
+        );
+        self.open_entry(layout, index, first, rest, value)
+    }
+
+    /// The shift both in-place inserts share: opens entry `index` of a pack laid out as
+    /// `(fence_at, entries_at, count, capacity, stride)` with a spare slot, writes its fence byte
+    /// `first`, suffix bytes `rest` and record tail `tail` (the value, or a wide pack's slot),
+    /// and counts it in the header. `false`, with nothing written, when there is no spare slot
+    /// or the entry or the areas do not fit.
+    #[inline(always)]
+    fn open_entry(
+        &mut self,
+        (fence_at, entries_at, count, capacity, stride): (usize, usize, usize, usize, usize),
+        index: usize,
+        first: u8,
+        rest: &[u8],
+        tail: &[u8],
+    ) -> bool {
+        if count >= capacity || index > count || rest.len() + tail.len() != stride {
             return false;
         }
-        let Some(fence) = self
-            .image
-            .get_mut(state.fence_at + index..state.fence_at + count + 1)
-        else {
+        let records_at = entries_at + index * stride;
+        let records_end = entries_at + (count + 1) * stride;
+        if fence_at + count + 1 > entries_at || records_end > self.image.len() {
             return false;
-        };
+        }
+        let fence = &mut self.image[fence_at + index..fence_at + count + 1];
         fence.copy_within(..count - index, 1);
         fence[0] = first;
-        let records_at = state.entries_at + index * stride;
-        let Some(records) = self
-            .image
-            .get_mut(records_at..state.entries_at + (count + 1) * stride)
-        else {
-            return false;
-        };
+        let records = &mut self.image[records_at..records_end];
         records.copy_within(..(count - index) * stride, stride);
-        let (key, record_value) = records[..stride].split_at_mut(rest.len());
+        let (key, record_tail) = records[..stride].split_at_mut(rest.len());
         key.copy_from_slice(rest);
-        record_value.copy_from_slice(value);
-        self.image[2..4].copy_from_slice(&((count + 1) as u16).to_le_bytes());
-        self.image[5] = (state.spare - 1) as u8;
+        record_tail.copy_from_slice(tail);
+        self.set_count(count + 1, capacity);
         true
     }
 
