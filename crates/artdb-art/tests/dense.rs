@@ -8,11 +8,12 @@
 //! ways, ranges, cursor seek / next / prev; `verify()` after every few steps. Then the typed
 //! errors for corrupt dense-pack images.
 
-use std::ops::Bound;
 use std::sync::Arc;
 
 mod common;
-use common::{checkpoint, contents, first_error, pairs_of, scale, Model, TruncatedStore};
+use common::{
+    checkpoint, contents, first_error, pairs_of, range_matches, scale, Model, TruncatedStore,
+};
 
 use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
 use proptest::prelude::*;
@@ -240,21 +241,7 @@ fn run(
             }
             Op::Range(page, byte, other, other_byte) => {
                 let (a, b) = (key(page, byte), key(other, other_byte));
-                let (low, high) = if a <= b { (a, b) } else { (b, a) };
-                let bounds = (Bound::Included(low.clone()), Bound::Excluded(high.clone()));
-                let got = contents(tree.range::<Vec<u8>, _>(bounds.clone()));
-                let want: Model = model
-                    .range(bounds.clone())
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                prop_assert_eq!(&got, &want);
-                let back: Vec<Vec<u8>> = tree
-                    .range::<Vec<u8>, _>(bounds)
-                    .rev()
-                    .map(|r| r.unwrap().0)
-                    .collect();
-                let want_back: Vec<Vec<u8>> = want.keys().rev().cloned().collect();
-                prop_assert_eq!(back, want_back);
+                range_matches(&tree, &model, a, b)?;
             }
             Op::Snapshot => {
                 if snapshots.len() < 3 {

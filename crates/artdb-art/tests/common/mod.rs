@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use artdb_art::{Error, MemoryNodeStore, Tree};
@@ -20,6 +21,32 @@ pub fn contents<'a>(iter: impl Iterator<Item = Result<(Vec<u8>, &'a [u8]), Error
     iter.map(|r| r.map(|(k, v)| (k, v.to_vec())))
         .collect::<Result<_, _>>()
         .unwrap()
+}
+
+/// The range between `a` and `b` (either order; low included, high excluded), forwards and
+/// backwards, against the model's.
+pub fn range_matches(
+    tree: &Tree,
+    model: &Model,
+    a: Vec<u8>,
+    b: Vec<u8>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let (low, high) = if a <= b { (a, b) } else { (b, a) };
+    let bounds = (Bound::Included(low.clone()), Bound::Excluded(high.clone()));
+    let got = contents(tree.range::<Vec<u8>, _>(bounds.clone()));
+    let want: Model = model
+        .range(bounds.clone())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    proptest::prop_assert_eq!(&got, &want);
+    let back: Vec<Vec<u8>> = tree
+        .range::<Vec<u8>, _>(bounds)
+        .rev()
+        .map(|r| r.unwrap().0)
+        .collect();
+    let want_back: Vec<Vec<u8>> = want.keys().rev().cloned().collect();
+    proptest::prop_assert_eq!(back, want_back);
+    Ok(())
 }
 
 /// The first error a lookup of every model key, then a full scan, meets.
