@@ -344,11 +344,14 @@ fn bank(isolation: Isolation) {
     .unwrap();
     let balance = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap());
     let stop = AtomicBool::new(false);
+    // The workers start once the reader has checked its first snapshot, so the reader overlaps
+    // them on any schedule (on 2 cores, 4 fast workers could finish before it ran at all).
+    let reader_started = AtomicBool::new(false);
     let transfers = 200 * artdb_testkit::scale();
     std::thread::scope(|scope| {
         let reader = scope.spawn(|| {
             let mut snapshots = 0u64;
-            while !stop.load(Ordering::Acquire) {
+            while snapshots == 0 || !stop.load(Ordering::Acquire) {
                 let read = db.begin_read();
                 let sum: u64 = read
                     .table("bank")
@@ -358,13 +361,18 @@ fn bank(isolation: Isolation) {
                     .sum();
                 assert_eq!(sum, total, "seed {seed}: a snapshot saw a half transfer");
                 snapshots += 1;
+                reader_started.store(true, Ordering::Release);
             }
             snapshots
         });
         let workers: Vec<_> = (0..4u64)
             .map(|thread| {
                 let db = &db;
+                let reader_started = &reader_started;
                 scope.spawn(move || {
+                    while !reader_started.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
                     let mut rng = StdRng::seed_from_u64(seed ^ thread);
                     for _ in 0..transfers {
                         let from = rng.gen_range(0..accounts);
