@@ -66,7 +66,7 @@ pub use node::{
     PACK_VALUE_WIDTH_MAX, PACK_WIDE_AREA_LEN_MAX, PACK_WIDE_VALUE_WIDTH_MAX,
 };
 pub use persist::{MemoryNodeStore, NodeSink, NodeSource, QuickRegion};
-pub use read::GET_MANY_GROUP_LEN;
+pub use read::{PointReader, GET_MANY_GROUP_LEN};
 pub use tree::Tree;
 pub use verify::{Stats, Violation};
 pub use word::{ChildWord, INLINE_VALUE_LEN_MAX};

@@ -57,6 +57,8 @@ pub struct QuickRegion<'a> {
     bytes: &'a [u8],
     verified: &'a [AtomicU64],
     page_shift: u32,
+    /// `(1 << page_shift) - 1`, computed once here rather than at every level of a lookup.
+    page_mask: u64,
     page_header_len: u64,
 }
 
@@ -71,10 +73,12 @@ impl<'a> QuickRegion<'a> {
         page_shift: u32,
         page_header_len: u64,
     ) -> QuickRegion<'a> {
+        let page_shift = page_shift.min(63);
         QuickRegion {
             bytes,
             verified,
-            page_shift: page_shift.min(63),
+            page_shift,
+            page_mask: (1u64 << page_shift) - 1,
             page_header_len,
         }
     }
@@ -83,7 +87,7 @@ impl<'a> QuickRegion<'a> {
     #[inline(always)]
     pub(crate) fn image(&self, offset: u64) -> Option<&'a [u8]> {
         let page = offset >> self.page_shift;
-        let in_page = offset & ((1u64 << self.page_shift) - 1);
+        let in_page = offset & self.page_mask;
         if offset % 8 != 0 || in_page < self.page_header_len {
             return None;
         }

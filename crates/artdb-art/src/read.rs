@@ -9,7 +9,7 @@
 //! persisted parent, which bounds every descent) and returns `Error::Persisted`, never panics.
 
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK, KIND_WIDE};
-use crate::persist::NodeSource;
+use crate::persist::{NodeSource, QuickRegion};
 use crate::read_fast::{self, Fast};
 use crate::read_persisted::{self, Quick};
 use crate::word::{self, Word};
@@ -199,6 +199,42 @@ pub(crate) struct View<'a> {
     pub resolver: Resolver<'a>,
 }
 
+/// Point lookups in one [`Snapshot`](crate::Snapshot) ([`Snapshot::point_reader`](crate::Snapshot::point_reader)),
+/// for callers that look up many keys in the same snapshot (the engine's table handle). When
+/// the snapshot's root is persisted and its source offers a [`QuickRegion`], the region is
+/// fetched once here instead of once per lookup (a call through the source and a copy of the
+/// region each time), and lookups start on the quick persisted path; otherwise `get` is
+/// [`Snapshot::get`](crate::Snapshot::get). Images outside the region (pages not verified when
+/// the reader was made, or written later) go to the source as they do on every path.
+#[derive(Clone, Copy)]
+pub struct PointReader<'a> {
+    view: View<'a>,
+    /// The source's region, when the root is persisted.
+    region: Option<QuickRegion<'a>>,
+}
+
+impl<'a> PointReader<'a> {
+    /// A reader of `view`.
+    #[inline]
+    pub(crate) fn new(view: View<'a>) -> PointReader<'a> {
+        let persisted = word::load(view.root) & word::TAG_MASK == word::TAG_PERSISTED;
+        let region = match view.resolver.source {
+            Some(source) if persisted => source.quick_region(),
+            _ => None,
+        };
+        PointReader { view, region }
+    }
+
+    /// The value of `key` (the same answer as [`Snapshot::get`](crate::Snapshot::get)).
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
+        match &self.region {
+            Some(region) => self.view.get_from_persisted_root(region, key),
+            None => self.view.get(key),
+        }
+    }
+}
+
 /// Rejects keys over the limit.
 #[inline]
 pub(crate) fn check_key(key: &[u8]) -> Result<(), Error> {
@@ -226,10 +262,34 @@ impl<'a> View<'a> {
         }
     }
 
+    /// `get` for a view whose root word is persisted (a table read from the file), through
+    /// `region` (the view's source's [`QuickRegion`], fetched once by a [`PointReader`] or per
+    /// call by [`Snapshot::get`](crate::Snapshot::get)): the quick persisted path from the
+    /// root, with no pass through the heap fast path first. The same answers as [`View::get`].
+    #[inline(never)]
+    pub(crate) fn get_from_persisted_root(
+        &self,
+        region: &QuickRegion<'a>,
+        key: &[u8],
+    ) -> Result<Option<&'a [u8]>, Error> {
+        check_key(key)?;
+        let Some(source) = self.resolver.source else {
+            return self.get_slow(key, self.root, 0, None);
+        };
+        match read_persisted::get(region, self.root, 0, None, key) {
+            Quick::Done(value) => Ok(value),
+            Quick::Slow(at, at_depth, at_parent) => {
+                self.get_persisted_rest(source, key, at, at_depth, at_parent)
+            }
+        }
+    }
+
     /// `get` from `slot` at `depth` where the heap fast path stopped (reached through heap
     /// nodes only, so with no persisted parent): through persisted inner nodes on the quick
     /// path when the source offers a [`crate::QuickRegion`], then the checked general path for
-    /// whatever is left. Not `#[cold]`: this is every lookup of a persisted tree.
+    /// whatever is left. Not `#[cold]`: this is every lookup of a persisted tree through
+    /// `Tree::get` or `Snapshot::get`. Only the first quick walk is here; what it hands back
+    /// goes to [`View::get_persisted_rest`].
     #[inline(never)]
     fn get_persisted(
         &self,
@@ -240,23 +300,39 @@ impl<'a> View<'a> {
         let Some(source) = self.resolver.source else {
             return self.get_slow(key, slot, depth, None);
         };
-        let (mut slot, mut depth, mut parent) = (slot, depth, None);
+        let Some(region) = source.quick_region() else {
+            return self.get_slow(key, slot, depth, None);
+        };
+        match read_persisted::get(&region, slot, depth, None, key) {
+            Quick::Done(value) => Ok(value),
+            Quick::Slow(at, at_depth, at_parent) => {
+                self.get_persisted_rest(source, key, at, at_depth, at_parent)
+            }
+        }
+    }
+
+    /// `get` where the quick persisted path stopped at `slot` and `depth` (below the persisted
+    /// node at `parent`, if any): a page whose first-use work is not done yet (a cold lookup)
+    /// is handed to the source (which does it, or reports what is wrong) and the quick path goes
+    /// on from there; anything else, or a page the region still does not serve, is the general
+    /// path's.
+    #[cold]
+    #[inline(never)]
+    fn get_persisted_rest(
+        &self,
+        source: &'a dyn NodeSource,
+        key: &[u8],
+        mut slot: &'a [u8; 8],
+        mut depth: usize,
+        mut parent: Option<u64>,
+    ) -> Result<Option<&'a [u8]>, Error> {
         loop {
-            let Some(region) = source.quick_region() else {
-                return self.get_slow(key, slot, depth, parent);
-            };
-            let (at, at_depth, at_parent) =
-                match read_persisted::get(region, slot, depth, parent, key) {
-                    Quick::Done(value) => return Ok(value),
-                    Quick::Slow(at, at_depth, at_parent) => (at, at_depth, at_parent),
-                };
-            // A persisted word whose page has not had its first-use work (a cold lookup): the
-            // source does it (or reports what is wrong), and the quick path goes on from there.
-            // Anything else, or a page the region still does not serve, is the general path's.
-            let unverified = match word::decode(word::load(at)) {
+            let unverified = match word::decode(word::load(slot)) {
                 Word::Persisted(offset) => {
-                    !at_parent.is_some_and(|parent| offset >= parent)
-                        && region.image(offset).is_none()
+                    !parent.is_some_and(|parent| offset >= parent)
+                        && source
+                            .quick_region()
+                            .is_some_and(|region| region.image(offset).is_none())
                         && source.node_image(offset).is_ok()
                         && source
                             .quick_region()
@@ -265,9 +341,17 @@ impl<'a> View<'a> {
                 _ => false,
             };
             if !unverified {
-                return self.get_slow(key, at, at_depth, at_parent);
+                return self.get_slow(key, slot, depth, parent);
             }
-            (slot, depth, parent) = (at, at_depth, at_parent);
+            let Some(region) = source.quick_region() else {
+                return self.get_slow(key, slot, depth, parent);
+            };
+            match read_persisted::get(&region, slot, depth, parent, key) {
+                Quick::Done(value) => return Ok(value),
+                Quick::Slow(at, at_depth, at_parent) => {
+                    (slot, depth, parent) = (at, at_depth, at_parent);
+                }
+            }
         }
     }
 

@@ -46,9 +46,9 @@ fn prefix_matches(header: &Header, key: &[u8], depth: usize, prefix_len: usize) 
 
 /// Looks `key` up from `slot` at `depth` (below the persisted node at `parent`, if any) through
 /// persisted inner nodes served by `region`.
-#[inline]
+#[inline(always)]
 pub(crate) fn get<'a>(
-    region: QuickRegion<'a>,
+    region: &QuickRegion<'a>,
     mut slot: &'a [u8; 8],
     mut depth: usize,
     parent: Option<u64>,

@@ -4,6 +4,7 @@ use std::ops::RangeBounds;
 
 use crate::cow::Snapshot;
 use crate::cursor::{Cursor, Iter, Pair};
+use crate::read::PointReader;
 use crate::Error;
 
 impl Snapshot {
@@ -11,6 +12,13 @@ impl Snapshot {
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
         self.view().get(key)
+    }
+
+    /// A handle for many point lookups in this snapshot: the same answers as [`Snapshot::get`],
+    /// with the persisted path's per-lookup setup done once ([`PointReader`]).
+    #[inline]
+    pub fn point_reader(&self) -> PointReader<'_> {
+        PointReader::new(self.view())
     }
 
     /// Looks up many keys, overlapping their cache misses; `out[i]` is the value of `keys[i]`.

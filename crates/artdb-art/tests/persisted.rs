@@ -3,12 +3,13 @@
 //! persisted offsets are reported exactly, and corrupt images are errors, never panics.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod common;
 use common::{checkpoint, scale};
 
-use artdb_art::{ChildWord, Error, MemoryNodeStore, NodeSink, Tree};
+use artdb_art::{ChildWord, Error, MemoryNodeStore, NodeSink, NodeSource, QuickRegion, Tree};
 use proptest::prelude::*;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -141,6 +142,8 @@ fn modify_a_persisted(
                 );
                 tree = checkpoint(&mut tree, &mut store, *adopt);
                 tree.take_released_persisted();
+                // Right after a checkpoint the root is persisted: the point reader's quick path.
+                check_point_reader(&mut tree, pool, &model)?;
                 at_checkpoint = persisted_set(&tree);
                 released.clear();
             }
@@ -152,11 +155,35 @@ fn modify_a_persisted(
     for key in pool {
         prop_assert_eq!(tree.get(key).unwrap(), model.get(key).map(Vec::as_slice));
     }
+    check_point_reader(&mut tree, pool, &model)?;
     let mut values = Vec::new();
     let keys: Vec<&[u8]> = pool.iter().map(Vec::as_slice).collect();
     tree.get_many(&keys, &mut values).unwrap();
     for (key, value) in keys.iter().zip(&values) {
         prop_assert_eq!(*value, model.get(*key).map(Vec::as_slice));
+    }
+    Ok(())
+}
+
+/// `Snapshot::point_reader` against the model: every pool key, and each one byte longer and
+/// shorter (absent keys, keys that end at an inner node).
+fn check_point_reader(
+    tree: &mut Tree,
+    pool: &[Vec<u8>],
+    model: &Model,
+) -> Result<(), TestCaseError> {
+    let snapshot = tree.snapshot();
+    let reader = snapshot.point_reader();
+    for key in pool {
+        let mut longer = key.clone();
+        longer.push(0x5A);
+        let shorter = &key[..key.len().saturating_sub(1)];
+        for probe in [key.as_slice(), longer.as_slice(), shorter] {
+            prop_assert_eq!(
+                reader.get(probe).unwrap(),
+                model.get(probe).map(Vec::as_slice)
+            );
+        }
     }
     Ok(())
 }
@@ -228,7 +255,8 @@ fn corrupt_images_are_errors_not_panics() {
         for flip in [0x01u8, 0x80, 0xFF] {
             let mut bad = store.clone();
             bad.bytes_mut()[position] ^= flip;
-            let tree = Tree::open(root, model.len() as u64, Arc::new(bad)).unwrap();
+            let mut tree = Tree::open(root, model.len() as u64, Arc::new(bad)).unwrap();
+            same_answers_through_point_reader(&mut tree, &model);
             if exercise(&tree, &model).is_err()
                 || tree.verify().is_err()
                 || contents_differ(&tree, &model)
@@ -238,6 +266,117 @@ fn corrupt_images_are_errors_not_panics() {
         }
     }
     assert!(failures > 0, "corruption went unnoticed everywhere");
+}
+
+/// `Snapshot::point_reader` answers exactly as `Snapshot::get` (the same value, or an error
+/// for both), also on a corrupt tree: its quick path checks what the per-call path checks.
+fn same_answers_through_point_reader(tree: &mut Tree, model: &Model) {
+    let snapshot = tree.snapshot();
+    let reader = snapshot.point_reader();
+    for key in model.keys() {
+        let mut longer = key.clone();
+        longer.push(0);
+        for probe in [
+            key.as_slice(),
+            longer.as_slice(),
+            &key[..key.len().saturating_sub(1)],
+        ] {
+            match (reader.get(probe), snapshot.get(probe)) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{probe:?}"),
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("{probe:?}: point reader {a:?}, snapshot {b:?}"),
+            }
+        }
+    }
+}
+
+/// A source whose pages (512 bytes) start unverified and are verified by `node_image`, as the
+/// engine's pages are by their first use (checksum): a point reader made before any lookup
+/// holds a region whose bits are all clear, and sees them set by the lookups it makes.
+struct LazyStore {
+    inner: MemoryNodeStore,
+    verified: Vec<AtomicU64>,
+    node_image_calls: AtomicU64,
+}
+
+const LAZY_PAGE_SHIFT: u32 = 9;
+
+impl LazyStore {
+    fn new(inner: MemoryNodeStore) -> LazyStore {
+        let words = (inner.bytes().len() >> LAZY_PAGE_SHIFT) / 64 + 1;
+        LazyStore {
+            inner,
+            verified: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            node_image_calls: AtomicU64::new(0),
+        }
+    }
+}
+
+impl NodeSource for LazyStore {
+    fn node_image(&self, offset: u64) -> Result<&[u8], Error> {
+        self.node_image_calls.fetch_add(1, Ordering::Relaxed);
+        let page = offset >> LAZY_PAGE_SHIFT;
+        if let Some(word) = self.verified.get((page / 64) as usize) {
+            word.fetch_or(1 << (page % 64), Ordering::AcqRel);
+        }
+        self.inner.node_image(offset)
+    }
+
+    fn quick_region(&self) -> Option<QuickRegion<'_>> {
+        Some(QuickRegion::new(
+            self.inner.bytes(),
+            &self.verified,
+            LAZY_PAGE_SHIFT,
+            0,
+        ))
+    }
+}
+
+#[test]
+fn point_reader_sees_pages_verified_after_it_was_made() {
+    // W2's shape (4-byte big-endian keys, 7-byte values: dense packs under Node256s) and the
+    // sample tree (prefixes, Node4..Node256, leaves, packs, a key that ends at an inner node).
+    let w2: Model = (0u32..20_000)
+        .map(|i| {
+            (
+                i.to_be_bytes().to_vec(),
+                i.to_le_bytes()[..3].repeat(2)[..5].to_vec(),
+            )
+        })
+        .collect();
+    let (sample, _, _) = sample_tree();
+    for model in [w2, sample] {
+        let mut store = MemoryNodeStore::new();
+        let (root, len) = Tree::bulk_persist(model.clone(), &mut store).unwrap();
+        let source = Arc::new(LazyStore::new(store));
+        let mut tree = Tree::open(root, len, source.clone()).unwrap();
+        let snapshot = tree.snapshot();
+        let reader = snapshot.point_reader();
+        for round in 0..2 {
+            for (key, value) in &model {
+                assert_eq!(reader.get(key).unwrap(), Some(value.as_slice()), "{key:?}");
+                let mut longer = key.clone();
+                longer.push(1);
+                assert_eq!(
+                    reader.get(&longer).unwrap(),
+                    model.get(&longer).map(Vec::as_slice)
+                );
+            }
+            let calls = source.node_image_calls.swap(0, Ordering::Relaxed);
+            if round == 0 {
+                assert!(
+                    calls > 0,
+                    "the first round verifies pages through the source"
+                );
+            }
+        }
+        // Every page a lookup reached is verified now: the second round needed the source only
+        // for what the quick path hands to the general path (leaves, packs other than dense).
+        assert!(source
+            .verified
+            .iter()
+            .any(|word| word.load(Ordering::Relaxed) != 0));
+    }
 }
 
 fn contents_differ(tree: &Tree, model: &Model) -> bool {

@@ -1,6 +1,13 @@
 //! W2's hot lookups (5,000 keys spaced N/5,000 apart, every value checked), on the persisted
 //! tree through `Db` and on the same tree built in the heap, repeated for profiling:
-//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|dependent|cold]`.
+//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|dependent|cold|count]`.
+//!
+//! Instructions per lookup (callgrind, this VM has no hardware counters): the `count` mode runs
+//! one warm-up pass of each side, then PASSES passes of each side in the functions
+//! `measured_persisted` and `measured_heap` (not inlined), so
+//! `valgrind --tool=callgrind --toggle-collect='*measured_persisted*' w2_hot_profile N DIR 4 count`
+//! (or `*measured_heap*`) counts exactly one side's lookups (5,000 per pass, plus the loop's
+//! few instructions per lookup).
 use std::time::Instant;
 
 use artdb::{Db, Options};
@@ -46,6 +53,35 @@ fn faults() -> String {
     )
 }
 
+/// PASSES passes of lookups of `keys` through the persisted table (the `count` mode); the wrong
+/// values.
+#[inline(never)]
+fn measured_persisted(table: &artdb::Table<'_>, keys: &[u64], passes: usize) -> u64 {
+    let mut bad = 0;
+    for _ in 0..passes {
+        for &k in keys {
+            if !matches!(table.get(&key(k)), Ok(Some(v)) if v == row_id(k)) {
+                bad += 1;
+            }
+        }
+    }
+    bad
+}
+
+/// The same through the heap tree.
+#[inline(never)]
+fn measured_heap(tree: &artdb_art::Tree, keys: &[u64], passes: usize) -> u64 {
+    let mut bad = 0;
+    for _ in 0..passes {
+        for &k in keys {
+            if !matches!(tree.get(&key(k)), Ok(Some(v)) if v == row_id(k)) {
+                bad += 1;
+            }
+        }
+    }
+    bad
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
@@ -84,6 +120,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let root = tree.persist(&mut store)?;
         tree = artdb_art::Tree::open(root, n, std::sync::Arc::new(store))?;
     }
+    if mode == "count" {
+        // The warm-up (first use of each page: its checksum) is not counted.
+        let (_, warm_persisted) = timed_pass(&keys, false, |k| Ok(table.get(k)?))?;
+        let (_, warm_heap) = timed_pass(&keys, false, |k| Ok(tree.get(k)?))?;
+        let bad = warm_persisted
+            + warm_heap
+            + measured_persisted(&table, &keys, passes)
+            + measured_heap(&tree, &keys, passes);
+        println!(
+            "count: {} lookups per side (bad {bad})",
+            passes * keys.len()
+        );
+        if bad != 0 {
+            return Err("wrong value".into());
+        }
+        drop(read);
+        db.close()?;
+        w2::remove_db(&path);
+        return Ok(());
+    }
     // `dependent`: each key waits for the previous lookup's value (adds 0 to it, through a
     // data dependency the core cannot skip), so lookups cannot overlap their misses; the
     // independent default lets the core run ahead into the next lookup.
@@ -115,6 +171,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         v[v.len() / 2] / keys.len() as f64 * 1e9
     };
     let (p, h) = (median(&mut persisted), median(&mut heap));
+    let smaps = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    for line in smaps.lines().filter(|l| l.contains("Pmd")) {
+        println!("{line}");
+    }
     println!(
         "per lookup (median pass): persisted {p:.1} ns, heap {h:.1} ns, ratio {:.2} (bad {bad})",
         p / h

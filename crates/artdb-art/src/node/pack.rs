@@ -531,10 +531,11 @@ pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option
     let header: &[u8; 8] = bytes.get(..8)?.try_into().ok()?;
     let value_width = header[4] as usize;
     let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
-    if header[0] != KIND_DENSE
-        || header[1] != 1
-        || u16::from_le_bytes([header[2], header[3]]) as usize != DENSE_ENTRIES
-        || header[5] != 0
+    // Kind, key width 1, count 256 and spare 0 (bytes 0, 1, 2..4 and 5) in one compare.
+    const FIXED_MASK: u64 = u64::from_le_bytes([0xFF, 0xFF, 0xFF, 0xFF, 0, 0xFF, 0, 0]);
+    const COUNT: [u8; 2] = (DENSE_ENTRIES as u16).to_le_bytes();
+    const FIXED: u64 = u64::from_le_bytes([KIND_DENSE, 1, COUNT[0], COUNT[1], 0, 0, 0, 0]);
+    if u64::from_le_bytes(*header) & FIXED_MASK != FIXED
         || value_width > PACK_VALUE_WIDTH_MAX
         || depth + prefix_len + 1 > crate::KEY_LEN_MAX
     {

@@ -9,7 +9,7 @@ use super::Published;
 use crate::error::{from_tree, Error, Result};
 use crate::txn::LiveGuard;
 use crate::txn::Pin;
-use artdb_art::Snapshot;
+use artdb_art::{PointReader, Snapshot};
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
@@ -39,7 +39,10 @@ impl ReadTxn {
         self.published
             .tables
             .get(name)
-            .map(|snapshot| Table { snapshot })
+            .map(|snapshot| Table {
+                snapshot,
+                reader: snapshot.point_reader(),
+            })
             .ok_or_else(|| Error::TableNotFound {
                 name: name.to_string(),
             })
@@ -55,6 +58,8 @@ impl ReadTxn {
 #[derive(Clone, Copy)]
 pub struct Table<'a> {
     snapshot: &'a Snapshot,
+    /// Point lookups (`get`): the persisted path's setup is done once per table handle.
+    reader: PointReader<'a>,
 }
 
 impl<'a> Table<'a> {
@@ -69,8 +74,9 @@ impl<'a> Table<'a> {
     }
 
     /// The value of `key`.
+    #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>> {
-        self.snapshot.get(key).map_err(from_tree)
+        self.reader.get(key).map_err(from_tree)
     }
 
     /// Looks up many keys at once, overlapping their cache misses; `out[i]` is `keys[i]`'s value.
