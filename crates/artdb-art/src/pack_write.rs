@@ -9,9 +9,36 @@
 
 use crate::cursor::common_prefix_len;
 use crate::node::fits_pack;
-use crate::node::{self, alloc_pack, build_inner, kind_for, EntryList, PackMut, PackRef, Shape};
+use crate::node::{
+    self, alloc_pack, alloc_pack_spare, build_inner, kind_for, Body, EntryList, PackMut, PackRef,
+    Shape, DENSE_ENTRIES, KIND_NODE256,
+};
 use crate::tree::{value_word, Writer};
-use crate::word::{self, Word};
+use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
+
+/// The narrowest value of a one-byte-suffix pack that [`bursts_to_inline`] turns into a Node256
+/// of inline words when it would grow past half a dense pack. A Node256 is 2,080 bytes; the
+/// pack it replaces would have grown to 16 + 256 + 256 × width bytes (2,064 for 7-byte values,
+/// 1,808 for 6): at most 15% more for a pack that stays partial, and nothing for one that
+/// fills, since a full Node256 of inline words becomes a dense pack (1,808 bytes for 7-byte
+/// values: [`Writer::densify_node256`]).
+const INLINE_BURST_VALUE_WIDTH_MIN: usize = 6;
+
+/// Whether an insert into `pack` (absent key of its widths) bursts it into a Node256 of inline
+/// words instead of copying it into a larger pack: a one-byte-suffix pack of inline-sized
+/// values (6 or 7 bytes) with no spare slot left and at least half of a dense pack's entries.
+/// From there on each insert is one store into the Node256 instead of shifting half of the
+/// pack's records (dense keys in random order: half of each run's inserts come after its
+/// 128th), and the 256th key turns the node into a dense pack.
+#[inline]
+pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
+    pack.key_width == 1
+        && !pack.wide
+        && !pack.dense
+        && pack.spare() == 0
+        && pack.count() >= DENSE_ENTRIES / 2
+        && (INLINE_BURST_VALUE_WIDTH_MIN..=INLINE_VALUE_LEN_MAX).contains(&pack.value_width)
+}
 
 /// The full suffix (after the prefix) of a pack entry.
 fn suffix_of(pack: &PackRef<'_>, index: usize, out: &mut Vec<u8>) {
@@ -75,6 +102,10 @@ impl Writer {
                     self.retire(bits);
                 }
                 PackInsert::Replaced(old)
+            }
+            Err(_) if fits && same_value_width && bursts_to_inline(pack) => {
+                self.burst(slot, depth, pack);
+                PackInsert::Burst
             }
             Err(at) if fits && same_value_width && pack.count() < pack.capacity_max() => {
                 self.pack_insert_at(slot, pack, at, suffix, value);
@@ -206,6 +237,24 @@ impl Writer {
     fn burst(&mut self, slot: &mut [u8; 8], depth: usize, pack: &PackRef<'_>) {
         let bits = word::load(slot);
         let count = pack.count();
+        if pack.key_width == 1 {
+            // One-byte suffixes are distinct: every entry is a group of one, a value word under
+            // its byte (inline up to 7 bytes), with no suffix to gather.
+            let mut entries = EntryList::new();
+            for index in 0..count {
+                let (byte, _, value) = pack.entry(index);
+                entries.push(byte, value_word(&[], value));
+            }
+            let shape = Shape {
+                prefix: pack.prefix,
+                depth,
+                version: self.version,
+                value: 0,
+            };
+            *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
+            self.retire(bits);
+            return;
+        }
         let (mut first, mut last) = (Vec::new(), Vec::new());
         suffix_of(pack, 0, &mut first);
         suffix_of(pack, count - 1, &mut last);
@@ -243,6 +292,45 @@ impl Writer {
         };
         *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
         self.retire(bits);
+    }
+
+    /// Called when an insert made the heap Node256 at `address` (linked in `slot`, owned by the
+    /// writer) full: if its 256 children are inline values of one length and no key ends at the
+    /// node, the node becomes a dense pack of the same keys (1,808 bytes instead of 2,080 for
+    /// 7-byte values; the layout bulk builds and full one-byte-suffix packs already end in).
+    /// Anything else leaves the node as it is.
+    pub(crate) fn densify_node256(&mut self, slot: &mut [u8; 8], address: usize) {
+        let old = word::load(slot);
+        // SAFETY: `address` is a live heap inner image of the current tree (the caller just
+        // added a child to it); the view is dropped before the node is retired below.
+        let node = unsafe { node::heap_inner(address) };
+        if node.kind() != KIND_NODE256
+            || node.count() != DENSE_ENTRIES
+            || word::load(node.value_slot()) != 0
+        {
+            return;
+        }
+        let Body::N256(body) = node.body else {
+            return;
+        };
+        let children = body.children();
+        let mut width = None;
+        for child in children {
+            let Word::Inline(len) = word::decode(u64::from_le_bytes(*child)) else {
+                return;
+            };
+            if *width.get_or_insert(len) != len {
+                return;
+            }
+        }
+        let Some(width) = width else {
+            return;
+        };
+        let bits = alloc_pack_spare(node.prefix, 1, width, DENSE_ENTRIES, 0, self.version, |w| {
+            w.push_inline_words(children.iter().map(|child| u64::from_le_bytes(*child)));
+        });
+        *slot = bits.to_le_bytes();
+        self.retire(old);
     }
 
     /// Removes entry `index` from the pack in `slot`; returns its value.

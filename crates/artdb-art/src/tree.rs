@@ -501,6 +501,9 @@ impl Writer {
                 self.grow(slot, address, depth, byte, child);
             } else {
                 inner_mut(address).add(byte, child);
+                if inner.kind() == KIND_NODE256 && inner.count() + 1 == node::NODE256_CAPACITY {
+                    self.densify_node256(slot, address);
+                }
             }
             self.added();
             return Ok(Upsert::Inserted);

@@ -19,7 +19,7 @@
 //! reached through heap nodes only has a heap parent, so the general path continues with no
 //! persisted parent, as it would have after walking the same nodes.
 
-use crate::node::{self, PackMut, PackRef, KIND_PACK, PREFIX_INLINE_LEN_MAX};
+use crate::node::{self, PackMut, PackRef, KIND_NODE256, KIND_PACK, PREFIX_INLINE_LEN_MAX};
 use crate::pack_write::takes_insert_in_place;
 use crate::tree::{value_word, Upsert, Writer};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
@@ -93,6 +93,9 @@ impl Writer {
                                 return FastUpsert::Slow(slot, depth);
                             };
                             inner.add(byte, value_word(&key[at + 1..], value));
+                            if kind == KIND_NODE256 && count + 1 == node::DENSE_ENTRIES {
+                                self.densify_node256(slot, address);
+                            }
                             self.len += 1;
                             self.dirty = true;
                             return FastUpsert::Done(Upsert::Inserted);

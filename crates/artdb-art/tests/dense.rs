@@ -281,7 +281,7 @@ proptest! {
     #[test]
     fn dense_runs_behave_like_the_model(
         start in prop_oneof![Just(Start::Inserted), Just(Start::BulkBuilt), Just(Start::BulkPersisted)],
-        width in prop_oneof![Just(0usize), Just(1), Just(7), Just(8), Just(16)],
+        width in prop_oneof![Just(0usize), Just(1), Just(6), Just(7), Just(8), Just(16)],
         full_pages in proptest::collection::vec(any::<bool>(), PAGES.len()),
         holes in proptest::collection::vec(any::<u8>(), 0..6),
         ops in proptest::collection::vec(op(), 0..60),
@@ -464,6 +464,66 @@ fn inserted_runs_become_dense() {
     assert_eq!(tree.stats().dense_packs, 15);
     assert_eq!(contents(tree.iter()), model);
     tree.verify().unwrap();
+}
+
+/// Dense keys in random order with 6- or 7-byte values: a run's one-byte-suffix pack that
+/// would grow past 128 entries becomes a Node256 of inline words (no more shifting of the
+/// pack's records), and the run's 256th key turns that node into a dense pack; 5-byte values
+/// (a Node256 would cost far more than the pack) stay in packs. Runs are filled one after the
+/// other, each in random order; every read agrees with the model at each stage.
+#[test]
+fn half_full_runs_of_inline_values_go_through_node256() {
+    let runs = 6u32;
+    let order: Vec<u32> = (0..256u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 256)
+        .collect();
+    for width in [5usize, 6, 7] {
+        let mut tree = Tree::new();
+        let mut model = Model::new();
+        for run in 0..runs {
+            for (done, &byte) in order.iter().enumerate() {
+                let i = run * 256 + byte;
+                let (k, v) = (k_of(i), value(i, width));
+                tree.insert(&k, &v).unwrap();
+                model.insert(k, v);
+                if done == 200 {
+                    // Earlier runs are dense packs; this one is a Node256 or a pack.
+                    let stats = tree.stats();
+                    let node256 = u64::from(width >= 6);
+                    assert_eq!(stats.node256, node256, "width {width}: {stats:?}");
+                    assert_eq!(stats.packs, u64::from(run) + 1 - node256, "{stats:?}");
+                    assert_eq!(stats.dense_packs, u64::from(run), "{stats:?}");
+                    assert_eq!(contents(tree.iter()), model);
+                    range_matches(&tree, &model, k_of(run * 256 + 30), k_of(run * 256 + 250))
+                        .unwrap();
+                    tree.verify().unwrap();
+                }
+            }
+        }
+        let stats = tree.stats();
+        assert_eq!(
+            stats.dense_packs,
+            u64::from(runs),
+            "width {width}: {stats:?}"
+        );
+        assert_eq!(stats.node256, 0, "width {width}: {stats:?}");
+        assert_eq!(contents(tree.iter()), model);
+        for i in 0..runs * 256 + 10 {
+            let k = k_of(i);
+            assert_eq!(tree.get(&k).unwrap(), model.get(&k).map(Vec::as_slice));
+            let mut near = k.clone();
+            near.push(0);
+            assert_eq!(tree.get(&near).unwrap(), None);
+        }
+        tree.verify().unwrap();
+    }
+}
+
+/// Key `i` of `half_full_runs_of_inline_values_go_through_node256`: run `i / 256` differs from
+/// the others in its first byte, so each run's keys share one pack from its second key on (a
+/// pack of one-byte suffixes under the prefix `0, 0`).
+fn k_of(i: u32) -> Vec<u8> {
+    vec![(i / 256) as u8 * 16, 0, 0, i as u8]
 }
 
 /// Keys inserted in ascending order (W2's insert_txn): each run's pack becomes dense at its

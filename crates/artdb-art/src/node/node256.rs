@@ -62,6 +62,12 @@ impl Node256 {
         word
     }
 
+    /// Every child word, by byte (0 = absent).
+    #[inline]
+    pub fn children(&self) -> &[[u8; 8]; NODE256_CAPACITY] {
+        &self.children
+    }
+
     /// Number of nonzero child words (for `verify`).
     pub fn used(&self) -> usize {
         self.children.iter().filter(|c| **c != [0; 8]).count()

@@ -1179,7 +1179,13 @@ pub(crate) fn alloc_pack(
         // makes on the way (about 40 per run of 256 keys) were a fifth of a dense fill's
         // instructions; a pack that stays partial spends at most half its slots. Other packs
         // keep count / 8, the memory figure W1 holds them to.
-        count.min(DENSE_ENTRIES.saturating_sub(count))
+        // Capacities are powers of two (4, 8, ..., 128, 256), so a run of inline-sized values
+        // meets a full pack of exactly 128 entries, where the next insert makes it a Node256
+        // of inline words instead (pack_write.rs, `bursts_to_inline`).
+        (count + 1)
+            .next_power_of_two()
+            .min(DENSE_ENTRIES)
+            .saturating_sub(count)
     } else {
         count / 8
     };
