@@ -216,6 +216,16 @@ pub(crate) fn pack_guess(bits: u64, first: u8) -> (usize, usize) {
     (index, PACK_HINT_FENCE_AT + capacity + index * stride)
 }
 
+/// The end of the record area of the hinted pack `bits` names, from the pack's start (the
+/// image's length for an ordinary pack: header, fence and records of every slot).
+#[inline(always)]
+pub(crate) fn pack_records_end(bits: u64) -> usize {
+    let hint = bits >> PACK_HINT_SHIFT;
+    let capacity = (hint & PACK_HINT_CAPACITY_MAX as u64) as usize;
+    let stride = ((hint >> PACK_HINT_STRIDE_AT) & PACK_HINT_STRIDE_MAX as u64) as usize;
+    PACK_HINT_FENCE_AT + capacity * (1 + stride)
+}
+
 /// Where the fence of a hinted pack starts (its prefix is empty).
 pub(crate) const PACK_HINT_FENCE_AT: usize = 16;
 
@@ -379,6 +389,11 @@ mod tests {
         // A pack that is not full is guessed at capacity - capacity / 16 entries.
         let spread = heap_pack(8, hint(160, 13, 0, false));
         assert_eq!(pack_guess(spread, 128), (75, 16 + 160 + 75 * 13));
+        // The records of every slot end the image.
+        assert_eq!(pack_records_end(dense), 16 + 256 + 256 * 7);
+        assert_eq!(pack_records_end(spread), 16 + 160 * 14);
+        let widest = heap_pack(8, hint(1023, 63, 0, true));
+        assert_eq!(pack_records_end(widest), 16 + 1023 * 64);
         // Not describable, or an address using the hint's bits: a plain leaf word.
         assert_eq!(heap_pack(4096, hint(170, 13, 1, false)), heap_leaf(4096));
         assert_eq!(heap_pack(4096, hint(170, 64, 0, false)), heap_leaf(4096));

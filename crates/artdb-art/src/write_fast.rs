@@ -104,6 +104,11 @@ impl Writer {
                     }
                 }
                 TAG_HEAP_LEAF | TAG_HEAP_PACK_HINTED => {
+                    if bits & TAG_MASK == TAG_HEAP_PACK_HINTED {
+                        if let Some(&first) = key.get(depth) {
+                            prefetch_pack_tail(bits, first);
+                        }
+                    }
                     return match self.pack_upsert_fast(bits, key.get(depth..), value, want_old) {
                         Some((upsert, new_bits)) => {
                             *slot = new_bits.to_le_bytes();
@@ -176,5 +181,26 @@ impl Writer {
                 ))
             }
         }
+    }
+}
+
+/// Starts loading the lines an insert into the hinted pack `bits` will shift: from where the
+/// key's record probably goes (`word::pack_guess`) to the end of the records, and the fence
+/// from the guessed index on, before the pack's header has arrived. The shift (`PackMut`) then
+/// finds them in flight instead of missing on each in turn.
+#[inline(always)]
+fn prefetch_pack_tail(bits: u64, first: u8) {
+    const LINE: usize = 64;
+    const LINES_MAX: usize = 24;
+    let address = word::heap_leaf_address(bits);
+    let (index, record_at) = word::pack_guess(bits, first);
+    let end = word::pack_records_end(bits);
+    crate::raw::prefetch(address + word::PACK_HINT_FENCE_AT + index);
+    let mut at = record_at & !(LINE - 1);
+    let mut lines = 0;
+    while at < end && lines < LINES_MAX {
+        crate::raw::prefetch(address + at);
+        at += LINE;
+        lines += 1;
     }
 }
