@@ -77,10 +77,8 @@ pub(crate) fn get<'a>(
                 let inner = matches!(kind, KIND_NODE4 | KIND_NODE16 | KIND_NODE48 | KIND_NODE256);
                 let prefix_len = header.prefix_len();
                 let count = header.count();
-                let well_formed = inner
-                    && prefix_len <= PREFIX_INLINE_LEN_MAX
-                    && header.depth() == depth
-                    && depth + prefix_len < KEY_LEN_MAX;
+                let well_formed =
+                    inner && prefix_len <= PREFIX_INLINE_LEN_MAX && header.depth() == depth;
                 if !well_formed {
                     // A dense pack (W2's leaf level) is answered here (node/pack.rs).
                     if let Some(value) = crate::node::dense_get(bytes, key, depth) {
@@ -88,13 +86,17 @@ pub(crate) fn get<'a>(
                     }
                     return Quick::Slow(slot, depth, at_parent(parent));
                 }
-                if prefix_len != 0 && !prefix_matches(header, key, depth, prefix_len) {
-                    return Quick::Done(None);
-                }
+                // A key that ends within or at this node (its value slot) goes to the general
+                // path. Past here `at < key.len() <= KEY_LEN_MAX` (callers checked the key), so
+                // `depth + prefix_len < KEY_LEN_MAX`, the resolver's bound, holds without a test.
                 let at = depth + prefix_len;
                 let Some(&byte) = key.get(at) else {
                     return Quick::Slow(slot, depth, at_parent(parent));
                 };
+                debug_assert!(at < KEY_LEN_MAX);
+                if prefix_len != 0 && !prefix_matches(header, key, depth, prefix_len) {
+                    return Quick::Done(None);
+                }
                 // Each arm checks the count against its kind, as `Resolver::resolve` does.
                 let child = match kind {
                     KIND_NODE256 if count <= 256 => {
