@@ -105,6 +105,8 @@ fn main() {
             .map(|i| {
                 if dense {
                     (n + i).to_be_bytes()
+                } else if clear_bits > 0 {
+                    (splitmix(i ^ 0x5555_0000_0000) >> clear_bits).to_be_bytes()
                 } else {
                     splitmix(i ^ 0x5555_0000_0000).to_be_bytes()
                 }

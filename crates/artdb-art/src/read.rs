@@ -572,9 +572,10 @@ enum Step<'a> {
 ///   useless prefetch;
 /// - a pack whose word carries a layout hint (word.rs): its header, the fence lines at both
 ///   ends of the window `search::fence_run` counts around the key's first suffix byte's expected
-///   place (`word::pack_guess`), and the two record lines from that place's record on, so the
-///   record arrives with the header instead of one miss later (a wrong guess, e.g. for keys not
-///   spread evenly, costs useless prefetches);
+///   place (`word::pack_guess`; 16 bytes either side, 32 in a pack of over 256 slots, whose
+///   window is 64 bytes: `word::pack_fence_reach`), and the two record lines from that
+///   place's record on, so the record arrives with the header instead of one miss later (a
+///   wrong guess, e.g. for keys not spread evenly, costs useless prefetches);
 /// - another leaf or pack: its first four lines (a pack's header, fence and entries).
 #[inline(always)]
 pub(crate) fn prefetch_for(bits: u64, key: &[u8], depth: usize) {
@@ -604,9 +605,10 @@ fn prefetch_lines(bits: u64, key: &[u8], depth: usize, records: bool) {
             Some(&first) if bits & word::TAG_MASK == word::TAG_HEAP_PACK_HINTED => {
                 let (index, record_at) = word::pack_guess(bits, first);
                 let fence_at = address + word::PACK_HINT_FENCE_AT;
+                let reach = word::pack_fence_reach(bits);
                 crate::raw::prefetch(address);
-                crate::raw::prefetch(fence_at + index.saturating_sub(16));
-                crate::raw::prefetch(fence_at + index + 16);
+                crate::raw::prefetch(fence_at + index.saturating_sub(reach));
+                crate::raw::prefetch(fence_at + index + reach);
                 if records {
                     crate::raw::prefetch(address + record_at);
                     crate::raw::prefetch(address + record_at + 64);

@@ -229,6 +229,15 @@ pub(crate) fn pack_records_end(bits: u64) -> usize {
 /// Where the fence of a hinted pack starts (its prefix is empty).
 pub(crate) const PACK_HINT_FENCE_AT: usize = 16;
 
+/// Half the fence window `search::fence_run` counts in the hinted pack `bits` names: 16 bytes,
+/// or 32 when its capacity is over 256 (a pack of over 256 entries counts a 64-byte window).
+/// Straight-line arithmetic.
+#[inline(always)]
+pub(crate) fn pack_fence_reach(bits: u64) -> usize {
+    let capacity = ((bits >> PACK_HINT_SHIFT) & PACK_HINT_CAPACITY_MAX as u64) as usize;
+    16 + 16 * usize::from(capacity > 256)
+}
+
 /// Sets or clears the full bit of a hinted pack word (other words are returned unchanged).
 #[inline]
 pub(crate) fn with_pack_full(bits: u64, full: bool) -> u64 {

@@ -836,12 +836,14 @@ fn probe_records_in<'a>(
         let wanted = tail_be(rest, width);
         let (index, record) = if probe.run <= RUN_BRANCH_FREE_MAX {
             // The run is sorted: the key's place in it is the number of its records below the
-            // key. Load the first RUN_BRANCH_FREE_MAX records (clamped to the pack) and count,
-            // masking the ones past the run, so no branch depends on the records.
-            let last = layout.count.checked_sub(1)?;
+            // key. Load the first RUN_BRANCH_FREE_MAX records (clamped to the run's last, so no
+            // line past the run is touched: with 13-byte records, four from the run's start
+            // reach into the next line about as often as not) and count, masking the ones past
+            // the run, so no branch depends on the records.
+            let span = probe.run.checked_sub(1)?;
             let mut records = [0u64; RUN_BRANCH_FREE_MAX];
             for (k, record) in records.iter_mut().enumerate() {
-                let at = layout.entries_at + (probe.index + k).min(last) * stride;
+                let at = layout.entries_at + (probe.index + k.min(span)) * stride;
                 *record = record_key(image, at, width)?;
             }
             let mut place = 0usize;
