@@ -263,10 +263,12 @@ impl<'a> View<'a> {
     }
 
     /// `get` for a view whose root word is persisted (a table read from the file), through
-    /// `region` (the view's source's [`QuickRegion`], fetched once by a [`PointReader`] or per
-    /// call by [`Snapshot::get`](crate::Snapshot::get)): the quick persisted path from the
-    /// root, with no pass through the heap fast path first. The same answers as [`View::get`].
-    #[inline(never)]
+    /// `region` (the view's source's [`QuickRegion`], fetched once by a [`PointReader`]): the
+    /// quick persisted path from the root, with no pass through the heap fast path first. The
+    /// same answers as [`View::get`]. Inlined into `PointReader::get`'s callers (the engine's
+    /// `Table::get`): no call, register saves or result copy of its own (callgrind: 15
+    /// instructions per W2 lookup).
+    #[inline]
     pub(crate) fn get_from_persisted_root(
         &self,
         region: &QuickRegion<'a>,

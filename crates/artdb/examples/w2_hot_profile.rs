@@ -172,7 +172,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let (p, h) = (median(&mut persisted), median(&mut heap));
     let smaps = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-    for line in smaps.lines().filter(|l| l.contains("Pmd")) {
+    for line in smaps
+        .lines()
+        .filter(|l| l.contains("Pmd") || l.contains("AnonHuge"))
+    {
         println!("{line}");
     }
     println!(
