@@ -37,7 +37,15 @@ pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
         && !pack.dense
         && pack.spare() == 0
         && pack.count() >= DENSE_ENTRIES / 2
-        && (INLINE_BURST_VALUE_WIDTH_MIN..=INLINE_VALUE_LEN_MAX).contains(&pack.value_width)
+        && inline_sized(pack.value_width)
+}
+
+/// Whether values of `width` bytes are inline in a child word and wide enough that a Node256 of
+/// them costs no more than a one-byte-suffix pack of the same keys near full (6 or 7 bytes:
+/// [`INLINE_BURST_VALUE_WIDTH_MIN`]).
+#[inline]
+fn inline_sized(width: usize) -> bool {
+    (INLINE_BURST_VALUE_WIDTH_MIN..=INLINE_VALUE_LEN_MAX).contains(&width)
 }
 
 /// The full suffix (after the prefix) of a pack entry.
@@ -337,13 +345,36 @@ impl Writer {
     pub(crate) fn pack_remove(
         &mut self,
         slot: &mut [u8; 8],
+        depth: usize,
         pack: &PackRef<'_>,
         index: usize,
     ) -> Vec<u8> {
         let bits = word::load(slot);
         let old = pack.entry(index).2.to_vec();
+        if pack.dense && inline_sized(pack.value_width) {
+            // A dense pack of inline-sized values gives way to a Node256 of inline words (2,080
+            // bytes, no more than the 255-entry pack with spare slots a copy would make), so the
+            // next removals of the run each clear a slot instead of shifting half of a pack
+            // (W1's deleterandom on dense keys); the Node256 shrinks as any inner node does,
+            // and a key inserted back into it makes it dense again (`densify_node256`).
+            let mut entries = EntryList::new();
+            for at in (0..pack.count()).filter(|&at| at != index) {
+                let (byte, _, value) = pack.entry(at);
+                entries.push(byte, value_word(&[], value));
+            }
+            let shape = Shape {
+                prefix: pack.prefix,
+                depth,
+                version: self.version,
+                value: 0,
+            };
+            *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
+            self.retire(bits);
+            return old;
+        }
         // In place only while the spare count (one more after this removal) fits its byte; a
-        // pack emptied further is rebuilt with count / 8 spare slots. A dense pack has no fence
+        // pack emptied further is rebuilt with count / 8 spare slots. A dense pack (of values that are
+        // not inline-sized) has no fence
         // to shift: it is rebuilt as an ordinary pack of 255 entries.
         if pack.count() > 2 && pack.spare() < u8::MAX as usize && !pack.dense {
             if let Some(mut writable) = self.writable_pack(bits, pack.version) {

@@ -671,7 +671,7 @@ impl Writer {
                         .strip_prefix(pack.prefix)
                         .and_then(|suffix| pack.find(suffix));
                     let Some(index) = index else { return Ok(None) };
-                    let old = self.pack_remove(slot, &pack, index);
+                    let old = self.pack_remove(slot, depth, &pack, index);
                     self.removed();
                     return Ok(Some(old));
                 }

@@ -519,6 +519,63 @@ fn half_full_runs_of_inline_values_go_through_node256() {
     }
 }
 
+/// Removing every key of dense runs, in random order: a dense pack of 6- or 7-byte values
+/// becomes a Node256 of inline words at its first removal (then shrinks like any inner node), one
+/// of 5-byte values an ordinary pack; a key put back into a run of 255 makes it dense again.
+/// Every read agrees with the model along the way, and the tree ends empty.
+#[test]
+fn removals_from_dense_runs() {
+    let runs = 4u32;
+    let n = runs * 256;
+    let order: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) % n).collect();
+    for width in [5usize, 6, 7] {
+        let mut tree = Tree::new();
+        let mut model = Model::new();
+        for i in 0..n {
+            let (k, v) = (k_of(i), value(i, width));
+            tree.insert(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+        assert_eq!(tree.stats().dense_packs, u64::from(runs));
+        // One removal from run 0, then the key back: dense again.
+        let k = k_of(77);
+        assert_eq!(tree.remove(&k).unwrap(), model.remove(&k));
+        let stats = tree.stats();
+        assert_eq!(stats.dense_packs, u64::from(runs) - 1, "{stats:?}");
+        assert_eq!(
+            stats.node256,
+            u64::from(width >= 6),
+            "width {width}: {stats:?}"
+        );
+        assert_eq!(tree.get(&k).unwrap(), None);
+        range_matches(&tree, &model, k_of(0), k_of(300)).unwrap();
+        tree.insert(&k, &value(77, width)).unwrap();
+        model.insert(k.clone(), value(77, width));
+        assert_eq!(
+            tree.stats().dense_packs,
+            u64::from(runs),
+            "{:?}",
+            tree.stats()
+        );
+        for (done, &i) in order.iter().enumerate() {
+            let k = k_of(i);
+            assert_eq!(
+                tree.remove(&k).unwrap(),
+                model.remove(&k),
+                "width {width} key {i}"
+            );
+            if done % 97 == 0 {
+                assert_eq!(contents(tree.iter()), model);
+                assert_eq!(tree.len(), model.len() as u64);
+                tree.verify().unwrap();
+            }
+        }
+        assert!(tree.is_empty());
+        assert_eq!(contents(tree.iter()), model);
+        tree.verify().unwrap();
+    }
+}
+
 /// Key `i` of `half_full_runs_of_inline_values_go_through_node256`: run `i / 256` differs from
 /// the others in its first byte, so each run's keys share one pack from its second key on (a
 /// pack of one-byte suffixes under the prefix `0, 0`).
