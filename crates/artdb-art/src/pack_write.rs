@@ -32,12 +32,17 @@ const INLINE_BURST_VALUE_WIDTH_MIN: usize = 6;
 /// 128th), and the 256th key turns the node into a dense pack.
 #[inline]
 pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
-    pack.key_width == 1
-        && !pack.wide
+    !pack.wide
         && !pack.dense
         && pack.spare() == 0
-        && pack.count() >= DENSE_ENTRIES / 2
-        && inline_sized(pack.value_width)
+        && full_run_bursts(pack.key_width, pack.count(), pack.value_width)
+}
+
+/// [`bursts_to_inline`] for an ordinary pack without spare slots, from its widths and count
+/// (the insert fast path reads them from the header).
+#[inline]
+pub(crate) fn full_run_bursts(key_width: usize, count: usize, value_width: usize) -> bool {
+    key_width == 1 && count >= DENSE_ENTRIES / 2 && inline_sized(value_width)
 }
 
 /// Whether values of `width` bytes are inline in a child word and wide enough that a Node256 of
@@ -434,7 +439,7 @@ pub(crate) fn pack_of_two(a: (&[u8], &[u8]), b: (&[u8], &[u8]), version: u64) ->
 }
 
 /// A copy of `pack` with a new prefix, optionally one value replaced or one entry inserted.
-fn rebuild(
+pub(crate) fn rebuild(
     version: u64,
     pack: &PackRef<'_>,
     prefix: &[u8],

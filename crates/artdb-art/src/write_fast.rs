@@ -20,7 +20,7 @@
 //! persisted parent, as it would have after walking the same nodes.
 
 use crate::node::{self, PackMut, PackRef, KIND_NODE256, KIND_PACK, PREFIX_INLINE_LEN_MAX};
-use crate::pack_write::takes_insert_in_place;
+use crate::pack_write::{full_run_bursts, rebuild, takes_insert_in_place};
 use crate::tree::{value_word, Upsert, Writer};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
 
@@ -163,12 +163,34 @@ impl Writer {
                 Some((Upsert::Replaced(old), bits))
             }
             Err(at) => {
-                if !takes_insert_in_place(state.key_width, state.count, state.spare, false)
-                    || state.count >= node::pack_capacity_max(state.stride)
-                {
+                if state.count >= node::pack_capacity_max(state.stride) {
                     return None;
                 }
                 let suffix = rest.get(state.prefix_len..)?;
+                if !takes_insert_in_place(state.key_width, state.count, state.spare, false) {
+                    // No spare slot (or the 256th entry of a one-byte-suffix pack): the pack is
+                    // copied with the new entry into a larger one (or a dense one), as the
+                    // general path would, without its second walk, checked parse and search.
+                    // A full run of inline-sized values bursts there instead.
+                    if state.spare == 0
+                        && full_run_bursts(state.key_width, state.count, value.len())
+                    {
+                        return None;
+                    }
+                    let pack = PackRef::from_image(image).ok()?;
+                    let new_bits = rebuild(
+                        self.version,
+                        &pack,
+                        pack.prefix,
+                        None,
+                        Some((at, suffix)),
+                        value,
+                    );
+                    self.retire(bits);
+                    self.len += 1;
+                    self.dirty = true;
+                    return Some((Upsert::Inserted, new_bits));
+                }
                 // SAFETY: as for the replacement above.
                 let image = unsafe { node::heap_leaf_image_mut(address) };
                 PackMut::new(image).insert_found(&state, at, suffix, value);
