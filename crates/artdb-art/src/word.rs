@@ -281,13 +281,28 @@ pub(crate) fn inline(value: &[u8]) -> u64 {
         "inline values are at most 7 bytes"
     );
     let value = &value[..value.len().min(INLINE_VALUE_LEN_MAX)];
+    let tag = u64::from((TAG_INLINE | ((value.len() as u64) << INLINE_LEN_SHIFT)) as u8);
     // Assembled in a register: copying the value into a stack array and loading it back as
-    // one word stalls on store forwarding (a third of a bulk build's time went there).
-    let mut bits = u64::from((TAG_INLINE | ((value.len() as u64) << INLINE_LEN_SHIFT)) as u8);
-    for (index, &byte) in value.iter().enumerate() {
-        bits |= u64::from(byte) << (8 * (index + 1));
-    }
-    bits
+    // one word stalls on store forwarding (a third of a bulk build's time went there). Four to
+    // seven bytes are two overlapping 4-byte loads (the bytes they share are the same); a byte
+    // loop cost about 40 instructions per 7-byte value (a fifth of a dense fill's walk).
+    let payload = match value {
+        [] => 0,
+        [a] => u64::from(*a),
+        [a, b] => u64::from(u16::from_le_bytes([*a, *b])),
+        [a, b, c] => u64::from(u16::from_le_bytes([*a, *b])) | u64::from(*c) << 16,
+        _ => {
+            let len = value.len();
+            match (value.first_chunk::<4>(), value.last_chunk::<4>()) {
+                (Some(low), Some(high)) => {
+                    u64::from(u32::from_le_bytes(*low))
+                        | u64::from(u32::from_le_bytes(*high)) << (8 * (len - 4))
+                }
+                _ => 0, // unreachable: four bytes or more
+            }
+        }
+    };
+    tag | payload << 8
 }
 
 /// The value bytes of an inline word, borrowed from the slot that stores it.
@@ -352,6 +367,18 @@ mod tests {
             assert_eq!(decode(bits), Word::Inline(len));
             let slot = bits.to_le_bytes();
             assert_eq!(inline_value(&slot, len), &value[..]);
+            assert!(
+                slot[1 + len..].iter().all(|&b| b == 0),
+                "bytes past the value"
+            );
+            let ones = vec![0xFF; len];
+            let slot = inline(&ones).to_le_bytes();
+            assert_eq!(decode(u64::from_le_bytes(slot)), Word::Inline(len));
+            assert_eq!(inline_value(&slot, len), &ones[..]);
+            assert!(
+                slot[1 + len..].iter().all(|&b| b == 0),
+                "bytes past the value"
+            );
         }
     }
 
