@@ -215,10 +215,17 @@ fn prefetch_pack_tail(bits: u64, first: u8) {
     const LINE: usize = 64;
     const LINES_MAX: usize = 24;
     let address = word::heap_leaf_address(bits);
-    let (index, record_at) = word::pack_guess(bits, first);
     let end = word::pack_records_end(bits);
-    crate::raw::prefetch(address + word::PACK_HINT_FENCE_AT + index);
-    let mut at = record_at & !(LINE - 1);
+    let mut at = if end <= LINES_MAX * LINE {
+        // A small pack is loaded whole: the guess assumes a pack near full, and a
+        // one-byte-suffix pack (capacities 4, 8, ..., 128) may be only half full, so the guess
+        // can lie past the entry where the shift starts.
+        word::PACK_HINT_FENCE_AT
+    } else {
+        let (index, record_at) = word::pack_guess(bits, first);
+        crate::raw::prefetch(address + word::PACK_HINT_FENCE_AT + index);
+        record_at
+    } & !(LINE - 1);
     let mut lines = 0;
     while at < end && lines < LINES_MAX {
         crate::raw::prefetch(address + at);
