@@ -56,7 +56,8 @@ impl Writer {
                     // the node is made. Writes through it happen only once the node is the
                     // current version's or no snapshot is alive (checked below), as in
                     // `Writer::own`.
-                    let Some(mut inner) = (unsafe { node::heap_inner_mut::<'s>(address) }) else {
+                    let Some(mut inner) = (unsafe { node::heap_inner_body_mut::<'s>(address) })
+                    else {
                         return FastUpsert::Slow(slot, depth);
                     };
                     let header = inner.header();
@@ -88,7 +89,8 @@ impl Writer {
                         }
                         None if count < node::capacity(kind) => {
                             // SAFETY: as above; the view from before was consumed.
-                            let Some(mut inner) = (unsafe { node::heap_inner_mut::<'s>(address) })
+                            let Some(mut inner) =
+                                (unsafe { node::heap_inner_body_mut::<'s>(address) })
                             else {
                                 return FastUpsert::Slow(slot, depth);
                             };

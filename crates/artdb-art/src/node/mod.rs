@@ -606,6 +606,31 @@ pub(crate) unsafe fn heap_inner_mut<'a>(address: usize) -> Option<InnerMut<'a>> 
     InnerMut::from_image(bytes)
 }
 
+/// Views the fixed part of the heap inner node at `address` mutably (its header and children,
+/// without a long prefix's tail): the insert fast path's view, which reads only the inline
+/// prefix and so needs no image length (one kind load instead of the header's length
+/// computation).
+///
+/// # Safety
+/// As [`heap_inner_mut`]: `address` is a live heap inner image made by this crate in the
+/// writer's current version, and no other reference to it is used during `'a`.
+#[inline]
+pub(crate) unsafe fn heap_inner_body_mut<'a>(address: usize) -> Option<InnerMut<'a>> {
+    // SAFETY: every inner image starts with its kind byte (caller: live image of ours).
+    let kind = unsafe { raw::image(address, 1) }.first().copied()?;
+    let len = match kind {
+        KIND_NODE4 => core::mem::size_of::<Node4>(),
+        KIND_NODE16 => core::mem::size_of::<Node16>(),
+        KIND_NODE48 => core::mem::size_of::<Node48>(),
+        KIND_NODE256 => core::mem::size_of::<Node256>(),
+        _ => return None,
+    };
+    // SAFETY: an image of this kind is at least its fixed part, `len` bytes (a long prefix's
+    // tail follows it); live and exclusively ours during 'a (caller).
+    let bytes = unsafe { raw::image_mut::<'a>(address, len) };
+    InnerMut::from_image(bytes)
+}
+
 /// Frees one heap inner image (not its children).
 ///
 /// # Safety
