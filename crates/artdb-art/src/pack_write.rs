@@ -251,20 +251,9 @@ impl Writer {
         let bits = word::load(slot);
         let count = pack.count();
         if pack.key_width == 1 {
-            // One-byte suffixes are distinct: every entry is a group of one, a value word under
-            // its byte (inline up to 7 bytes), with no suffix to gather.
-            let mut entries = EntryList::new();
-            for index in 0..count {
-                let (byte, _, value) = pack.entry(index);
-                entries.push(byte, value_word(&[], value));
-            }
-            let shape = Shape {
-                prefix: pack.prefix,
-                depth,
-                version: self.version,
-                value: 0,
-            };
-            *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
+            // One-byte suffixes are distinct: every entry is a group of one, with no suffix to
+            // gather.
+            *slot = self.one_byte_node(pack, depth, None).to_le_bytes();
             self.retire(bits);
             return;
         }
@@ -305,6 +294,24 @@ impl Writer {
         };
         *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
         self.retire(bits);
+    }
+
+    /// An inner node (at `depth`, with the pack's prefix) holding the entries of the
+    /// one-byte-suffix pack `pack` but `skip`, each a value word under its byte (inline up to
+    /// 7 bytes): what a burst or a removal from a dense run makes of the pack.
+    fn one_byte_node(&self, pack: &PackRef<'_>, depth: usize, skip: Option<usize>) -> u64 {
+        let mut entries = EntryList::new();
+        for index in (0..pack.count()).filter(|&index| Some(index) != skip) {
+            let (byte, _, value) = pack.entry(index);
+            entries.push(byte, value_word(&[], value));
+        }
+        let shape = Shape {
+            prefix: pack.prefix,
+            depth,
+            version: self.version,
+            value: 0,
+        };
+        build_inner(kind_for(entries.len()), &shape, &entries)
     }
 
     /// Called when an insert made the heap Node256 at `address` (linked in `slot`, owned by the
@@ -362,25 +369,14 @@ impl Writer {
             // next removals of the run each clear a slot instead of shifting half of a pack
             // (W1's deleterandom on dense keys); the Node256 shrinks as any inner node does,
             // and a key inserted back into it makes it dense again (`densify_node256`).
-            let mut entries = EntryList::new();
-            for at in (0..pack.count()).filter(|&at| at != index) {
-                let (byte, _, value) = pack.entry(at);
-                entries.push(byte, value_word(&[], value));
-            }
-            let shape = Shape {
-                prefix: pack.prefix,
-                depth,
-                version: self.version,
-                value: 0,
-            };
-            *slot = build_inner(kind_for(entries.len()), &shape, &entries).to_le_bytes();
+            *slot = self.one_byte_node(pack, depth, Some(index)).to_le_bytes();
             self.retire(bits);
             return old;
         }
         // In place only while the spare count (one more after this removal) fits its byte; a
-        // pack emptied further is rebuilt with count / 8 spare slots. A dense pack (of values that are
-        // not inline-sized) has no fence
-        // to shift: it is rebuilt as an ordinary pack of 255 entries.
+        // pack emptied further is rebuilt with count / 8 spare slots. A dense pack of values
+        // that are not inline-sized has no fence to shift: it is rebuilt as an ordinary pack of
+        // 255 entries.
         if pack.count() > 2 && pack.spare() < u8::MAX as usize && !pack.dense {
             if let Some(mut writable) = self.writable_pack(bits, pack.version) {
                 writable.remove(index);

@@ -1,9 +1,11 @@
 //! The heap-only insert fast path used by `Writer::upsert_with` (issue 13, fillrandom).
 //!
 //! Most inserts into a tree that lives on the heap walk inner nodes the writer already owns (or
-//! may adopt, when no snapshot is alive) and end in one of two cheap ways: a new child word in an
-//! inner node with room for it, or a new entry in a spare slot of a writable leaf pack (or a
-//! new value for an entry already there). This path does exactly those, reading each node's
+//! may adopt, when no snapshot is alive) and end in one of a few cheap ways: a new child word in
+//! an inner node with room for it (a Node256 that this fills with inline values of one length
+//! becomes a dense pack), a new entry in a spare slot of a writable leaf pack (or a new value
+//! for an entry already there), or a writable pack without a spare slot copied with the new
+//! entry into a larger one (or, for the 256th entry of a one-byte-suffix pack, a dense one). This path does exactly those, reading each node's
 //! kind and prefix straight from its header, with no `Result`, no `Entry` enum, no node-source
 //! handle (the general path clones an `Arc` per insert) and no checked image parse of inner
 //! nodes.
@@ -14,8 +16,9 @@
 //! path continues from there: persisted words, nodes a snapshot may still reach (they need a
 //! copy), prefixes that differ from the key or are longer than the header holds, keys that end
 //! at an inner node (value slots), full inner nodes (grow), leaves and inline values (split or
-//! replace), dense packs, packs whose widths differ from the key's, full packs, packs without
-//! a spare slot, and the 256th entry of a one-byte-suffix pack (built dense in a copy). A slot
+//! replace), dense packs, packs whose widths differ from the key's, packs at their capacity
+//! bound (burst), and full 128-entry one-byte-suffix packs of 6- or 7-byte values (they become
+//! a Node256 of inline words: `pack_write::bursts_to_inline`). A slot
 //! reached through heap nodes only has a heap parent, so the general path continues with no
 //! persisted parent, as it would have after walking the same nodes.
 
@@ -208,17 +211,18 @@ impl Writer {
     }
 }
 
-/// Starts loading the lines an insert into the hinted pack `bits` will shift: from where the
-/// key's record probably goes (`word::pack_guess`) to the end of the records, and the fence
-/// from the guessed index on, before the pack's header has arrived. The shift (`PackMut`) then
-/// finds them in flight instead of missing on each in turn.
+/// Starts loading the lines an insert into the hinted pack `bits` will shift, before the pack's
+/// header has arrived: from where the key's record probably goes (`word::pack_guess`) to the end
+/// of the records, and the fence line at the guessed index (a pack of at most 24 lines: all of
+/// it from the fence on). The shift (`PackMut`) then finds them in flight instead of missing on
+/// each in turn.
 #[inline(always)]
 fn prefetch_pack_tail(bits: u64, first: u8) {
     const LINE: usize = 64;
     const LINES_MAX: usize = 24;
     let address = word::heap_leaf_address(bits);
     let end = word::pack_records_end(bits);
-    let mut at = if end <= LINES_MAX * LINE {
+    let start = if end <= LINES_MAX * LINE {
         // A small pack is loaded whole: the guess assumes a pack near full, and a
         // one-byte-suffix pack (capacities 4, 8, ..., 128) may be only half full, so the guess
         // can lie past the entry where the shift starts.
@@ -227,11 +231,14 @@ fn prefetch_pack_tail(bits: u64, first: u8) {
         let (index, record_at) = word::pack_guess(bits, first);
         crate::raw::prefetch(address + word::PACK_HINT_FENCE_AT + index);
         record_at
-    } & !(LINE - 1);
+    };
+    // Whole lines from the one holding `start` through the one holding the last record byte
+    // (heap images are 8-byte aligned, not line-aligned).
+    let mut line = (address + start) & !(LINE - 1);
     let mut lines = 0;
-    while at < end && lines < LINES_MAX {
-        crate::raw::prefetch(address + at);
-        at += LINE;
+    while line < address + end && lines < LINES_MAX {
+        crate::raw::prefetch(line);
+        line += LINE;
         lines += 1;
     }
 }
