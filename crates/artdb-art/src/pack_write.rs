@@ -18,7 +18,7 @@ use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 
 /// The narrowest value of a one-byte-suffix pack that [`bursts_to_inline`] turns into a Node256
 /// of inline words when it would grow past half a dense pack. A Node256 is 2,080 bytes; the
-/// pack it replaces would have grown to 16 + 256 + 256 × width bytes (2,064 for 7-byte values,
+/// pack it replaces would have grown to 16 + 256 + 256 x width bytes (2,064 for 7-byte values,
 /// 1,808 for 6): at most 15% more for a pack that stays partial, and nothing for one that
 /// fills, since a full Node256 of inline words becomes a dense pack (1,808 bytes for 7-byte
 /// values: [`Writer::densify_node256`]).
