@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 mod common;
 use common::{
-    checkpoint, contents, first_error, pairs_of, range_matches, scale, Model, TruncatedStore,
+    check_tree, checkpoint, contents, drop_snapshots, finish_run, first_error, range_matches,
+    scale, seek_matches, start_tree, take_snapshot, Model, Snapshots, Start, TruncatedStore,
 };
 
-use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
+use artdb_art::{Error, MemoryNodeStore, Tree};
 use proptest::prelude::*;
 
 /// Key pages: each page is the 256 keys that share all but their last byte (a dense pack's
@@ -70,14 +71,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// How the tree starts.
-#[derive(Debug, Clone, Copy)]
-enum Start {
-    Inserted,
-    BulkBuilt,
-    BulkPersisted,
-}
-
 /// Every point read of every page key (and a shorter and a longer key) against the model.
 fn check_points(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
     let mut keys = Vec::new();
@@ -103,24 +96,7 @@ fn check_points(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
 }
 
 fn check_all(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
-    prop_assert_eq!(tree.len(), model.len() as u64);
-    prop_assert_eq!(&contents(tree.iter()), model);
-    let backward: Vec<Vec<u8>> = tree.iter().rev().map(|r| r.unwrap().0).collect();
-    let expected: Vec<Vec<u8>> = model.keys().rev().cloned().collect();
-    prop_assert_eq!(backward, expected);
-    check_points(tree, model)?;
-    if let Err(violations) = tree.verify() {
-        prop_assert!(false, "verify: {:?}", violations);
-    }
-    Ok(())
-}
-
-fn check_snapshot(snapshot: &Snapshot, model: &Model) -> Result<(), TestCaseError> {
-    prop_assert_eq!(&contents(snapshot.iter()), model);
-    for (key, value) in model.iter().step_by(17) {
-        prop_assert_eq!(snapshot.get(key).unwrap(), Some(value.as_slice()));
-    }
-    Ok(())
+    check_tree(tree, model, check_points)
 }
 
 fn run(
@@ -139,20 +115,7 @@ fn run(
         }
     }
     let mut store = MemoryNodeStore::new();
-    let mut tree = match start {
-        Start::Inserted => {
-            let mut tree = Tree::new();
-            for (k, v) in &model {
-                tree.insert(k, v).unwrap();
-            }
-            tree
-        }
-        Start::BulkBuilt => Tree::bulk_build(pairs_of(&model)).unwrap(),
-        Start::BulkPersisted => {
-            let (root, len) = Tree::bulk_persist(pairs_of(&model), &mut store).unwrap();
-            Tree::open(root, len, Arc::new(store.clone())).unwrap()
-        }
-    };
+    let mut tree = start_tree(start, &model, &mut store);
     let full = (0..PAGES.len())
         .filter(|&page| (0..=255u8).all(|byte| model.contains_key(&key(page, byte))))
         .count() as u64;
@@ -162,7 +125,7 @@ fn run(
         prop_assert_eq!(tree.stats().dense_packs, full, "{:?}", tree.stats());
     }
     check_all(&tree, &model)?;
-    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    let mut snapshots = Snapshots::new();
     for (step, op) in ops.into_iter().enumerate() {
         match op {
             Op::Insert(page, byte, seed) => {
@@ -196,64 +159,14 @@ fn run(
                 }
             }
             Op::Seek(page, byte, back, steps) => {
-                let target = key(page, byte);
-                let mut cursor = tree.cursor();
-                let (found, mut expected): (bool, Vec<&Vec<u8>>) = if back {
-                    let found = cursor.seek_at_or_before(&target).unwrap();
-                    (
-                        found,
-                        model
-                            .range(..=target.clone())
-                            .rev()
-                            .map(|(k, _)| k)
-                            .collect(),
-                    )
-                } else {
-                    let found = cursor.seek(&target).unwrap();
-                    (
-                        found,
-                        model.range(target.clone()..).map(|(k, _)| k).collect(),
-                    )
-                };
-                expected.truncate(usize::from(steps) + 1);
-                prop_assert_eq!(found, !expected.is_empty());
-                for (i, want) in expected.iter().enumerate() {
-                    prop_assert_eq!(cursor.key(), want.as_slice());
-                    prop_assert_eq!(cursor.value(), model[*want].as_slice());
-                    let more = if back {
-                        cursor.prev().unwrap()
-                    } else {
-                        cursor.next().unwrap()
-                    };
-                    prop_assert_eq!(
-                        more,
-                        i + 1 < expected.len() || {
-                            // Past the truncation: the cursor moved on if the model has more.
-                            let all = if back {
-                                model.range(..=target.clone()).count()
-                            } else {
-                                model.range(target.clone()..).count()
-                            };
-                            i + 1 < all
-                        }
-                    );
-                }
+                seek_matches(&tree, &model, &key(page, byte), back, steps)?;
             }
             Op::Range(page, byte, other, other_byte) => {
                 let (a, b) = (key(page, byte), key(other, other_byte));
                 range_matches(&tree, &model, a, b)?;
             }
-            Op::Snapshot => {
-                if snapshots.len() < 3 {
-                    snapshots.push((tree.snapshot(), model.clone()));
-                }
-            }
-            Op::DropSnapshots => {
-                for (snapshot, model) in &snapshots {
-                    check_snapshot(snapshot, model)?;
-                }
-                snapshots.clear();
-            }
+            Op::Snapshot => take_snapshot(&mut snapshots, &mut tree, &model),
+            Op::DropSnapshots => drop_snapshots(&mut snapshots)?,
             Op::Checkpoint(adopt) => {
                 tree = checkpoint(&mut tree, &mut store, adopt);
                 check_all(&tree, &model)?;
@@ -263,16 +176,7 @@ fn run(
             check_all(&tree, &model)?;
         }
     }
-    check_all(&tree, &model)?;
-    for (snapshot, model) in &snapshots {
-        check_snapshot(snapshot, model)?;
-    }
-    // A final round trip through the store, and a bulk rebuild of the result.
-    let reopened = checkpoint(&mut tree, &mut store, false);
-    check_all(&reopened, &model)?;
-    let rebuilt = Tree::bulk_build(pairs_of(&model)).unwrap();
-    check_all(&rebuilt, &model)?;
-    Ok(())
+    finish_run(&mut tree, &mut store, &model, &snapshots, check_all)
 }
 
 proptest! {

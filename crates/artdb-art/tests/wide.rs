@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 mod common;
 use common::{
-    checkpoint, contents, first_error, pairs_of, range_matches, scale, Model, TruncatedStore,
+    check_snapshot, check_tree, checkpoint, drop_snapshots, finish_run, first_error, range_matches,
+    scale, seek_matches, start_tree, take_snapshot, Model, Snapshots, Start, TruncatedStore,
 };
 
 use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
@@ -79,16 +80,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// How the tree starts.
-#[derive(Debug, Clone, Copy)]
-enum Start {
-    Inserted,
-    BulkBuilt,
-    /// `bulk_build_slice` (the top-down build from a sorted slice).
-    SliceBuilt,
-    BulkPersisted,
-}
-
 /// Point reads of every model key, of its neighbours (tail +- 1, absent or present), and of a
 /// shorter and a longer key, against the model; one-at-a-time and batched.
 fn check_points(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
@@ -119,67 +110,7 @@ fn check_points(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
 }
 
 fn check_all(tree: &Tree, model: &Model) -> Result<(), TestCaseError> {
-    prop_assert_eq!(tree.len(), model.len() as u64);
-    prop_assert_eq!(&contents(tree.iter()), model);
-    let backward: Vec<Vec<u8>> = tree.iter().rev().map(|r| r.unwrap().0).collect();
-    let expected: Vec<Vec<u8>> = model.keys().rev().cloned().collect();
-    prop_assert_eq!(backward, expected);
-    check_points(tree, model)?;
-    if let Err(violations) = tree.verify() {
-        prop_assert!(false, "verify: {:?}", violations);
-    }
-    Ok(())
-}
-
-fn check_snapshot(snapshot: &Snapshot, model: &Model) -> Result<(), TestCaseError> {
-    prop_assert_eq!(&contents(snapshot.iter()), model);
-    for (key, value) in model.iter().step_by(7) {
-        prop_assert_eq!(snapshot.get(key).unwrap(), Some(value.as_slice()));
-    }
-    if let Err(violations) = snapshot.verify() {
-        prop_assert!(false, "snapshot verify: {:?}", violations);
-    }
-    Ok(())
-}
-
-fn seek_matches(
-    tree: &Tree,
-    model: &Model,
-    target: &[u8],
-    back: bool,
-    steps: u8,
-) -> Result<(), TestCaseError> {
-    let mut cursor = tree.cursor();
-    let target = target.to_vec();
-    let (found, all): (bool, Vec<&Vec<u8>>) = if back {
-        let found = cursor.seek_at_or_before(&target).unwrap();
-        (
-            found,
-            model
-                .range(..=target.clone())
-                .rev()
-                .map(|(k, _)| k)
-                .collect(),
-        )
-    } else {
-        let found = cursor.seek(&target).unwrap();
-        (
-            found,
-            model.range(target.clone()..).map(|(k, _)| k).collect(),
-        )
-    };
-    prop_assert_eq!(found, !all.is_empty());
-    for (i, want) in all.iter().take(usize::from(steps) + 1).enumerate() {
-        prop_assert_eq!(cursor.key(), want.as_slice());
-        prop_assert_eq!(cursor.value(), model[*want].as_slice());
-        let more = if back {
-            cursor.prev().unwrap()
-        } else {
-            cursor.next().unwrap()
-        };
-        prop_assert_eq!(more, i + 1 < all.len());
-    }
-    Ok(())
+    check_tree(tree, model, check_points)
 }
 
 fn run(
@@ -193,28 +124,14 @@ fn run(
         model.insert(key(prefix, tail), value(tail, width));
     }
     let mut store = MemoryNodeStore::new();
-    let mut tree = match start {
-        Start::Inserted => {
-            let mut tree = Tree::new();
-            for (k, v) in &model {
-                tree.insert(k, v).unwrap();
-            }
-            tree
-        }
-        Start::BulkBuilt => Tree::bulk_build(pairs_of(&model)).unwrap(),
-        Start::SliceBuilt => Tree::bulk_build_slice(&pairs_of(&model)).unwrap(),
-        Start::BulkPersisted => {
-            let (root, len) = Tree::bulk_persist(pairs_of(&model), &mut store).unwrap();
-            Tree::open(root, len, Arc::new(store.clone())).unwrap()
-        }
-    };
+    let mut tree = start_tree(start, &model, &mut store);
     let stats = tree.stats();
     prop_assert_eq!(stats.packs, stats.wide_packs, "{:?}", stats);
     if model.len() >= 2 {
         prop_assert!(stats.wide_packs > 0, "{:?}", stats);
     }
     check_all(&tree, &model)?;
-    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    let mut snapshots = Snapshots::new();
     for (step, op) in ops.into_iter().enumerate() {
         match op {
             Op::Insert(prefix, tail, seed) => {
@@ -265,17 +182,8 @@ fn run(
                 let (a, b) = (key(p, t), key(q, u));
                 range_matches(&tree, &model, a, b)?;
             }
-            Op::Snapshot => {
-                if snapshots.len() < 3 {
-                    snapshots.push((tree.snapshot(), model.clone()));
-                }
-            }
-            Op::DropSnapshots => {
-                for (snapshot, model) in &snapshots {
-                    check_snapshot(snapshot, model)?;
-                }
-                snapshots.clear();
-            }
+            Op::Snapshot => take_snapshot(&mut snapshots, &mut tree, &model),
+            Op::DropSnapshots => drop_snapshots(&mut snapshots)?,
             Op::Checkpoint(adopt) => {
                 tree = checkpoint(&mut tree, &mut store, adopt);
                 check_all(&tree, &model)?;
@@ -285,16 +193,7 @@ fn run(
             check_all(&tree, &model)?;
         }
     }
-    check_all(&tree, &model)?;
-    for (snapshot, model) in &snapshots {
-        check_snapshot(snapshot, model)?;
-    }
-    // A final round trip through the store, and a bulk rebuild of the result.
-    let reopened = checkpoint(&mut tree, &mut store, false);
-    check_all(&reopened, &model)?;
-    let rebuilt = Tree::bulk_build(pairs_of(&model)).unwrap();
-    check_all(&rebuilt, &model)?;
-    Ok(())
+    finish_run(&mut tree, &mut store, &model, &snapshots, check_all)
 }
 
 proptest! {

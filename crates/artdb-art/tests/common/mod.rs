@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use artdb_art::{Error, MemoryNodeStore, Tree};
+use artdb_art::{Error, MemoryNodeStore, Snapshot, Tree};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 /// The reference model of the model tests.
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -100,4 +102,148 @@ pub fn checkpoint(tree: &mut Tree, store: &mut MemoryNodeStore, adopt: bool) -> 
     } else {
         Tree::open(root, tree.len(), Arc::new(next)).unwrap()
     }
+}
+
+/// How a model test's tree starts.
+#[derive(Debug, Clone, Copy)]
+pub enum Start {
+    /// Inserted key by key.
+    Inserted,
+    /// `bulk_build`.
+    BulkBuilt,
+    /// `bulk_build_slice` (the top-down build from a sorted slice).
+    SliceBuilt,
+    /// `bulk_persist` into `store`, then opened over it.
+    BulkPersisted,
+}
+
+/// The tree a model test starts from, holding `model` (persisted into `store` for
+/// [`Start::BulkPersisted`]).
+pub fn start_tree(start: Start, model: &Model, store: &mut MemoryNodeStore) -> Tree {
+    match start {
+        Start::Inserted => {
+            let mut tree = Tree::new();
+            for (k, v) in model {
+                tree.insert(k, v).unwrap();
+            }
+            tree
+        }
+        Start::BulkBuilt => Tree::bulk_build(pairs_of(model)).unwrap(),
+        Start::SliceBuilt => Tree::bulk_build_slice(&pairs_of(model)).unwrap(),
+        Start::BulkPersisted => {
+            let (root, len) = Tree::bulk_persist(pairs_of(model), store).unwrap();
+            Tree::open(root, len, Arc::new(store.clone())).unwrap()
+        }
+    }
+}
+
+/// Length, contents both ways, the test's own point reads (`check_points`) and `verify`.
+pub fn check_tree(
+    tree: &Tree,
+    model: &Model,
+    check_points: fn(&Tree, &Model) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(tree.len(), model.len() as u64);
+    prop_assert_eq!(&contents(tree.iter()), model);
+    let backward: Vec<Vec<u8>> = tree.iter().rev().map(|r| r.unwrap().0).collect();
+    let expected: Vec<Vec<u8>> = model.keys().rev().cloned().collect();
+    prop_assert_eq!(backward, expected);
+    check_points(tree, model)?;
+    if let Err(violations) = tree.verify() {
+        prop_assert!(false, "verify: {:?}", violations);
+    }
+    Ok(())
+}
+
+/// A snapshot still reads the model it was taken with: contents, every seventh key, `verify`.
+pub fn check_snapshot(snapshot: &Snapshot, model: &Model) -> Result<(), TestCaseError> {
+    prop_assert_eq!(&contents(snapshot.iter()), model);
+    for (key, value) in model.iter().step_by(7) {
+        prop_assert_eq!(snapshot.get(key).unwrap(), Some(value.as_slice()));
+    }
+    if let Err(violations) = snapshot.verify() {
+        prop_assert!(false, "snapshot verify: {:?}", violations);
+    }
+    Ok(())
+}
+
+/// A cursor seek to `target` (at or after it, or with `back` at or before it), then `steps`
+/// steps onward, against the model.
+pub fn seek_matches(
+    tree: &Tree,
+    model: &Model,
+    target: &[u8],
+    back: bool,
+    steps: u8,
+) -> Result<(), TestCaseError> {
+    let mut cursor = tree.cursor();
+    let target = target.to_vec();
+    let (found, all): (bool, Vec<&Vec<u8>>) = if back {
+        let found = cursor.seek_at_or_before(&target).unwrap();
+        (
+            found,
+            model
+                .range(..=target.clone())
+                .rev()
+                .map(|(k, _)| k)
+                .collect(),
+        )
+    } else {
+        let found = cursor.seek(&target).unwrap();
+        (
+            found,
+            model.range(target.clone()..).map(|(k, _)| k).collect(),
+        )
+    };
+    prop_assert_eq!(found, !all.is_empty());
+    for (i, want) in all.iter().take(usize::from(steps) + 1).enumerate() {
+        prop_assert_eq!(cursor.key(), want.as_slice());
+        prop_assert_eq!(cursor.value(), model[*want].as_slice());
+        let more = if back {
+            cursor.prev().unwrap()
+        } else {
+            cursor.next().unwrap()
+        };
+        prop_assert_eq!(more, i + 1 < all.len());
+    }
+    Ok(())
+}
+
+/// Snapshots a model test holds, each with the model it was taken with.
+pub type Snapshots = Vec<(Snapshot, Model)>;
+
+/// A model test's `Snapshot` step: keeps up to three snapshots.
+pub fn take_snapshot(snapshots: &mut Snapshots, tree: &mut Tree, model: &Model) {
+    if snapshots.len() < 3 {
+        snapshots.push((tree.snapshot(), model.clone()));
+    }
+}
+
+/// A model test's `DropSnapshots` step: checks each snapshot, then drops them all.
+pub fn drop_snapshots(snapshots: &mut Snapshots) -> Result<(), TestCaseError> {
+    for (snapshot, model) in snapshots.iter() {
+        check_snapshot(snapshot, model)?;
+    }
+    snapshots.clear();
+    Ok(())
+}
+
+/// The end of a model test's run: the tree (`check_all`) and every snapshot still read their
+/// models, and so do a round trip through the store and a bulk rebuild of the result.
+pub fn finish_run(
+    tree: &mut Tree,
+    store: &mut MemoryNodeStore,
+    model: &Model,
+    snapshots: &Snapshots,
+    check_all: fn(&Tree, &Model) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
+    check_all(tree, model)?;
+    for (snapshot, model) in snapshots {
+        check_snapshot(snapshot, model)?;
+    }
+    let reopened = checkpoint(tree, store, false);
+    check_all(&reopened, model)?;
+    let rebuilt = Tree::bulk_build(pairs_of(model)).unwrap();
+    check_all(&rebuilt, model)?;
+    Ok(())
 }
