@@ -593,6 +593,24 @@ pub(crate) fn prefetch_for_split(bits: u64, key: &[u8], depth: usize) {
     prefetch_lines(bits, key, depth, false);
 }
 
+/// Starts loading what a forward scan reads first in the image `bits` names: an inner node's
+/// header line, or a leaf's or pack's first four lines (header, fence and the first entries of a
+/// small pack). Persisted and inline words: nothing (a persisted image is read through its
+/// source).
+#[inline(always)]
+pub(crate) fn prefetch_scan(bits: u64) {
+    match word::decode(bits) {
+        Word::HeapNode(address) => crate::raw::prefetch(address),
+        Word::HeapLeaf(address) => {
+            crate::raw::prefetch(address);
+            crate::raw::prefetch(address + 64);
+            crate::raw::prefetch(address + 128);
+            crate::raw::prefetch(address + 192);
+        }
+        _ => {}
+    }
+}
+
 #[inline(always)]
 fn prefetch_lines(bits: u64, key: &[u8], depth: usize, records: bool) {
     match word::decode(bits) {

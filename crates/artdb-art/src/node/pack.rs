@@ -275,6 +275,10 @@ pub(crate) struct PackRef<'a> {
     pub wide: bool,
 }
 
+/// Record lines past a seek's landing entry that [`PackRef::prefetch_scan_from`] starts
+/// loading.
+const SCAN_PREFETCH_LINES: usize = 4;
+
 impl<'a> PackRef<'a> {
     /// Views `bytes` (at least the image) as a pack, ordinary or dense.
     pub fn from_image(bytes: &'a [u8]) -> Result<PackRef<'a>, &'static str> {
@@ -375,6 +379,18 @@ impl<'a> PackRef<'a> {
             return DENSE_ENTRIES;
         }
         pack_capacity_max_for(self.key_width, self.value_width)
+    }
+
+    /// Starts loading the lines a forward scan from entry `index` reads next: the records of
+    /// the next few hundred bytes and the fence line after `index`'s (the hardware prefetcher
+    /// takes over once the scan streams). No effect on results.
+    #[inline]
+    pub fn prefetch_scan_from(&self, index: usize) {
+        let records = self.entries.as_ptr() as usize + index * self.stride();
+        for line in 1..=SCAN_PREFETCH_LINES {
+            crate::raw::prefetch(records + 64 * line);
+        }
+        crate::raw::prefetch(self.fence.as_ptr() as usize + index + 64);
     }
 
     /// Suffix bytes after the first, and the value, of entry `index`.
