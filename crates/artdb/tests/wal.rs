@@ -352,3 +352,43 @@ fn a_flipped_byte_anywhere_is_a_cut_tail_or_corruption() {
     }
     assert!(corruptions > 100, "{corruptions} corruptions found");
 }
+
+/// Zeros over acknowledged records (a zeroed record header, or zeros from a record's start up to
+/// the last record) are damage, not the log's end: a later record written after the zeroed one
+/// was durable says so. Before the fix, a zero record header ended the scan as a clean end, so
+/// open silently rolled back every commit from that record on (found by zeroing 4 KiB blocks of
+/// a crashed database's log).
+#[test]
+fn zeros_over_acknowledged_records_are_corruption() {
+    let (file, log, models, offsets) = logged_database(12);
+    let records = offsets.len() - 1;
+    let last_start = offsets[records - 1] as usize;
+    for (index, &at) in offsets[..records].iter().enumerate() {
+        let at = at as usize;
+        let mut header_zeroed = log.clone();
+        header_zeroed[at..at + 32].fill(0);
+        let mut run_zeroed = log.clone();
+        run_zeroed[at..last_start].fill(0);
+        for (what, damaged) in [("header", header_zeroed), ("run", run_zeroed)] {
+            let opened = open_images(&file, &damaged);
+            if index + 1 == records {
+                // The last record: nothing after it tells a torn tail from damage.
+                let db = opened.unwrap_or_else(|e| panic!("last record's {what} zeroed: {e}"));
+                let state = dump(&db).unwrap();
+                assert!(state == models[records - 1] || state == models[records]);
+                continue;
+            }
+            match opened {
+                Err(Error::Corruption {
+                    kind: CorruptionKind::Log { lsn, .. },
+                    ..
+                }) => assert_eq!(lsn, index as u64 + 1, "{what} of record {index} zeroed"),
+                Ok(_) => panic!(
+                    "{what} of record {index} zeroed: opened to a state that skips acknowledged \
+                     commits"
+                ),
+                Err(error) => panic!("{what} of record {index} zeroed: {error}"),
+            }
+        }
+    }
+}

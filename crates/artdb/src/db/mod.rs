@@ -390,7 +390,7 @@ impl Db {
             let wal = Wal::create(memory_log()?, file_id, covered_lsn + 1)?;
             (wal, crate::wal::Recovery::default())
         } else {
-            Wal::open(log, file_id, covered_lsn)?
+            Wal::open(log, file_id, covered_lsn, store.durable().log_closed)?
         };
         let db = Db::assemble(store, tables, wal, options);
         db.recover(recovery)?;

@@ -136,11 +136,16 @@ impl Wal {
     }
 
     /// Opens the log of database `file_id` whose checkpoint covers `covered_lsn`, and reads the
-    /// records after it (module docs, Recovery).
+    /// records after it (module docs, Recovery). `closed_cleanly` is the durable superblock's
+    /// `log_closed`: that checkpoint was written at close and recycled the log, so no record of
+    /// the current cycle can exist and a zero first record header ends the log without reading
+    /// the rest (an O(1) open). Otherwise the whole log is scanned, so that zeros over
+    /// acknowledged records are found (`check_torn`).
     pub fn open(
         storage: Arc<dyn Storage>,
         file_id: u64,
         covered_lsn: u64,
+        closed_cleanly: bool,
     ) -> Result<(Wal, Recovery)> {
         let len = storage.len().map_err(Error::io("read the log length"))?;
         let header = match read_header(&*storage, len)? {
@@ -197,13 +202,15 @@ impl Wal {
             records: 0,
             checksummed: std::cell::Cell::new(0),
         };
-        let recovery = wal.scan(len, covered_lsn)?;
+        let recovery = wal.scan(len, covered_lsn, closed_cleanly)?;
         Ok((wal, recovery))
     }
 
-    fn scan(&mut self, len: u64, covered_lsn: u64) -> Result<Recovery> {
+    fn scan(&mut self, len: u64, covered_lsn: u64, closed_cleanly: bool) -> Result<Recovery> {
         let mut recovery = Recovery::default();
-        if len < LOG_DATA_START + LOG_RECORD_HEADER_LEN as u64 || self.first_header_is_zero()? {
+        if len < LOG_DATA_START + LOG_RECORD_HEADER_LEN as u64
+            || (closed_cleanly && self.first_header_is_zero()?)
+        {
             self.skip_covered(&mut recovery, covered_lsn);
             return Ok(recovery);
         }
@@ -216,7 +223,15 @@ impl Wal {
         let mut position = 0usize;
         loop {
             match self.parse_at(&bytes, position, self.next_lsn) {
-                Parsed::End => break,
+                Parsed::End => {
+                    // Zeros (not the end of the file) end the log only if no record written
+                    // after the expected one was durable follows: zeros over acknowledged
+                    // records are damage, not an end (a silent rollback otherwise).
+                    if position + LOG_RECORD_HEADER_LEN <= bytes.len() {
+                        self.check_torn(&bytes, position)?;
+                    }
+                    break;
+                }
                 Parsed::Record { header, total_len } => {
                     let at = LOG_DATA_START + position as u64;
                     if header.lsn > covered_lsn {
@@ -309,9 +324,10 @@ impl Wal {
         Parsed::Record { header, total_len }
     }
 
-    /// A record failed at `position`, where LSN `self.next_lsn` was expected. If a later valid
-    /// record of this cycle was written after that LSN was durable, the failing record had been
-    /// acknowledged: corruption. Otherwise it is a torn tail (its group was never acknowledged).
+    /// A record failed (or a zero header was found) at `position`, where LSN `self.next_lsn` was
+    /// expected. If a later valid record of this cycle was written after that LSN was durable,
+    /// the failing record had been acknowledged: corruption. Otherwise it is a torn tail (its
+    /// group was never acknowledged) or the log's end.
     fn check_torn(&self, bytes: &[u8], position: usize) -> Result<()> {
         let expected = self.next_lsn;
         // Records of this cycle that can still follow: at most one per header length. The
@@ -554,22 +570,22 @@ mod tests {
             let (lsn, _) = wal.append(&[put(&[i])], u64::from(i)).unwrap();
             assert_eq!(lsn, u64::from(i) + 1);
         }
-        let (reopened, recovery) = Wal::open(Arc::clone(&storage), 7, 4).unwrap();
+        let (reopened, recovery) = Wal::open(Arc::clone(&storage), 7, 4, false).unwrap();
         assert_eq!(recovery.records.len(), 6);
         assert_eq!(recovery.records[0].lsn, 5);
         assert_eq!(recovery.covered_records, 4);
         assert_eq!(recovery.tail_cut_at, None);
         assert_eq!(reopened.last_lsn(), 10);
         assert!(
-            Wal::open(Arc::clone(&storage), 8, 4).is_err(),
+            Wal::open(Arc::clone(&storage), 8, 4, false).is_err(),
             "other database"
         );
         wal.recycle(10, 0).unwrap();
-        let (mut reopened, recovery) = Wal::open(Arc::clone(&storage), 7, 10).unwrap();
+        let (mut reopened, recovery) = Wal::open(Arc::clone(&storage), 7, 10, false).unwrap();
         assert!(recovery.records.is_empty() && !recovery.needs_recycle);
         assert_eq!(reopened.append(&[put(b"x")], 10).unwrap().0, 11);
         assert!(
-            Wal::open(Arc::clone(&storage), 7, 9).is_err(),
+            Wal::open(Arc::clone(&storage), 7, 9, false).is_err(),
             "log newer than checkpoint"
         );
     }
@@ -604,7 +620,7 @@ mod tests {
         let mut byte = [0u8];
         storage.read_at(torn_at + 40, &mut byte).unwrap();
         storage.write_at(torn_at + 40, &[byte[0] ^ 1]).unwrap();
-        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, 0).unwrap();
+        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, 0, false).unwrap();
         assert_eq!(recovery.records.len(), 3);
         assert_eq!(recovery.tail_cut_at, Some(torn_at));
         let log_len = storage.len().unwrap();
@@ -631,12 +647,12 @@ mod tests {
             storage.write_at(at, &[byte[0] ^ 1]).unwrap();
         };
         flip(offsets[4] + 40);
-        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, 0).unwrap();
+        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, 0, false).unwrap();
         assert_eq!(recovery.records.len(), 4, "record 5 torn: 5 and 6 cut");
         assert_eq!(recovery.tail_cut_at, Some(offsets[4]));
         flip(offsets[4] + 40);
         flip(offsets[1] + 40);
-        match Wal::open(Arc::clone(&storage), 7, 0) {
+        match Wal::open(Arc::clone(&storage), 7, 0, false) {
             Err(Error::Corruption {
                 kind: CorruptionKind::Log { lsn, .. },
                 ..
