@@ -131,8 +131,7 @@ pub fn import(args: ImportArgs) -> Result<(), BoxError> {
             count
         }
         Err(error) => {
-            target.abandon();
-            return Err(format!("{error}; {} was left as it was", args.file.display()).into());
+            return Err(target.abandon(&error).into());
         }
     };
     let seconds = started.elapsed().as_secs_f64();

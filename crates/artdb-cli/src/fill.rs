@@ -139,9 +139,10 @@ impl Target {
         Ok(())
     }
 
-    /// Undoes what this command did (see the module docs). Best effort: an error while undoing
-    /// is reported on standard error, the command's own error is what it returns.
-    pub fn abandon(self) {
+    /// Undoes what this command did (see the module docs) and returns the error's message for
+    /// the user: `error` and that the database was left as it was, or, if the undo failed too,
+    /// what is left and how to remove it.
+    pub fn abandon(self, error: &dyn std::fmt::Display) -> String {
         let Target {
             db,
             path,
@@ -151,25 +152,48 @@ impl Target {
         if let Some(temp) = temp {
             drop(db);
             crate::backup::remove_temp(&temp);
-            return;
+            return format!("{error}; {} was left as it was", path.display());
         }
-        let undo = || -> Result<(), BoxError> {
-            for (name, existed) in &touched {
-                if db.table_names().contains(name) {
-                    db.drop_table(name)?;
-                }
-                if *existed {
-                    db.create_table(name)?;
-                }
-            }
-            db.close()?;
-            Ok(())
-        };
-        if let Err(error) = undo() {
-            eprintln!(
-                "artdb: could not undo the partial changes to {}: {error}",
-                path.display()
-            );
+        match undo_tables(db, &path, &touched) {
+            Ok(()) => format!("{error}; {} was left as it was", path.display()),
+            Err(undo) => format!(
+                "{error}; undoing the partial changes to {} failed too ({undo}): the tables {} \
+                 may be left new or emptied; check with `artdb stats` and drop or refill them \
+                 once the cause is fixed",
+                path.display(),
+                touched
+                    .iter()
+                    .map(|(name, _)| format!("{name:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
+}
+
+/// Drops the tables a failed command filled or created (re-creating empty the ones that
+/// existed before: `touched` holds each name and whether it existed). A failed
+/// write poisons the handle (writes are refused until the database is reopened, since the
+/// outcome of the failed I/O is unknown), so if the undo fails on `db` it is retried once on a
+/// fresh open of `path` (which recovers to the last committed state first).
+pub fn undo_tables(db: Db, path: &Path, touched: &[(String, bool)]) -> Result<(), BoxError> {
+    let undo = |db: &Db| -> Result<(), BoxError> {
+        for (name, existed) in touched {
+            if db.table_names().contains(name) {
+                db.drop_table(name)?;
+            }
+            if *existed {
+                db.create_table(name)?;
+            }
+        }
+        Ok(())
+    };
+    // Each undo step is a durable commit of its own, so the handle is then dropped without a
+    // checkpoint (which a full disk could fail after the undo succeeded).
+    if undo(&db).is_ok() {
+        return Ok(());
+    }
+    drop(db);
+    let db = Db::open(path, options_no_checkpoint_on_drop())?;
+    undo(&db)
 }

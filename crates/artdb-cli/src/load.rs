@@ -153,9 +153,18 @@ pub fn run(args: Args) -> Result<(), BoxError> {
                 drop(db);
                 remove_created(&args.file);
             } else if created_table {
-                // Undo the creation in case it was made durable on its own; `db` is then
-                // dropped without a checkpoint.
-                let _ = db.drop_table(&args.table);
+                // Undo the creation, which was durable on its own (on a fresh open if the
+                // error poisoned `db`).
+                let touched = [(args.table.clone(), false)];
+                if let Err(undo) = crate::fill::undo_tables(db, &args.file, &touched) {
+                    return Err(format!(
+                        "{error}; dropping the table {:?} this command created failed too \
+                         ({undo}): it may be left empty; drop it (`artdb shell`) once the \
+                         cause is fixed",
+                        args.table
+                    )
+                    .into());
+                }
             }
             Err(error)
         }

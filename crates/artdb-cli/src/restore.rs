@@ -60,8 +60,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
             tables
         }
         Err(error) => {
-            target.abandon();
-            return Err(format!("{error}; {} was left as it was", args.file.display()).into());
+            return Err(target.abandon(&error).into());
         }
     };
     let seconds = started.elapsed().as_secs_f64();
