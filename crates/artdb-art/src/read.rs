@@ -11,7 +11,7 @@
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK, KIND_WIDE};
 use crate::persist::{NodeSource, QuickRegion};
 use crate::read_fast::{self, Fast};
-use crate::read_persisted::{self, Quick};
+use crate::read_persisted::{self, CheckedRoot, Quick};
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
 
@@ -211,6 +211,8 @@ pub struct PointReader<'a> {
     view: View<'a>,
     /// The source's region, when the root is persisted.
     region: Option<QuickRegion<'a>>,
+    /// The root node, checked once here when the region serves it (read_persisted.rs).
+    root: Option<CheckedRoot<'a>>,
 }
 
 impl<'a> PointReader<'a> {
@@ -222,15 +224,28 @@ impl<'a> PointReader<'a> {
             Some(source) if persisted => source.quick_region(),
             _ => None,
         };
-        PointReader { view, region }
+        let root = match (&region, view.resolver.source) {
+            (Some(region), Some(source)) => {
+                // A root page not verified yet (a cold reader): its first-use work now, as the
+                // first lookup would do it; a failure is left for the lookups to report.
+                let offset = word::load(view.root) & !word::TAG_MASK;
+                if region.image(offset).is_none() {
+                    let _ = source.node_image(offset);
+                }
+                CheckedRoot::new(region, view.root)
+            }
+            _ => None,
+        };
+        PointReader { view, region, root }
     }
 
     /// The value of `key` (the same answer as [`Snapshot::get`](crate::Snapshot::get)).
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
-        match &self.region {
-            Some(region) => self.view.get_from_persisted_root(region, key),
-            None => self.view.get(key),
+        match (&self.region, &self.root) {
+            (Some(region), Some(root)) => self.view.get_below_checked_root(region, root, key),
+            (Some(region), None) => self.view.get_from_persisted_root(region, key),
+            (None, _) => self.view.get(key),
         }
     }
 }
@@ -279,6 +294,28 @@ impl<'a> View<'a> {
             return self.get_slow(key, self.root, 0, None);
         };
         match read_persisted::get(region, self.root, 0, None, key) {
+            Quick::Done(value) => Ok(value),
+            Quick::Slow(at, at_depth, at_parent) => {
+                self.get_persisted_rest(source, key, at, at_depth, at_parent)
+            }
+        }
+    }
+
+    /// `get` for a view whose persisted root `root` was checked by a [`PointReader`] (through
+    /// `region`, the view's source's [`QuickRegion`]): the root's prefix and child search, then
+    /// the quick persisted path from the root's child. The same answers as [`View::get`].
+    #[inline]
+    pub(crate) fn get_below_checked_root(
+        &self,
+        region: &QuickRegion<'a>,
+        root: &CheckedRoot<'a>,
+        key: &[u8],
+    ) -> Result<Option<&'a [u8]>, Error> {
+        check_key(key)?;
+        let Some(source) = self.resolver.source else {
+            return self.get_slow(key, self.root, 0, None);
+        };
+        match read_persisted::get_below_root(region, self.root, root, key) {
             Quick::Done(value) => Ok(value),
             Quick::Slow(at, at_depth, at_parent) => {
                 self.get_persisted_rest(source, key, at, at_depth, at_parent)

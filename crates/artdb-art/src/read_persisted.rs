@@ -14,7 +14,7 @@
 
 use crate::node::{
     Header, Node16, Node256, Node4, Node48, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
-    PREFIX_INLINE_LEN_MAX,
+    NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PREFIX_INLINE_LEN_MAX,
 };
 use crate::persist::QuickRegion;
 use crate::raw;
@@ -44,8 +44,57 @@ fn prefix_matches(header: &Header, key: &[u8], depth: usize, prefix_len: usize) 
         .all(|(a, b)| a == b)
 }
 
+/// The first 8 header bytes as a little-endian word (node/mod.rs): kind (bits 0..8), flags,
+/// count (16..32), prefix length (32..48), depth (48..64).
+const HEAD_COUNT_SHIFT: u32 = 16;
+const HEAD_PREFIX_SHIFT: u32 = 32;
+const HEAD_DEPTH_SHIFT: u32 = 48;
+/// Kind, prefix length and depth: a Node256 with no prefix at the expected depth (W2's inner
+/// levels) is one masked compare of the header word against [`node256_head`].
+const NODE256_HEAD_MASK: u64 = 0xFFFF_FFFF_0000_00FF;
+
+/// Children each inner kind holds, by kind byte (0 for the other kinds).
+const INNER_CAPACITY: [usize; 8] = [
+    0,
+    NODE4_CAPACITY,
+    NODE16_CAPACITY,
+    NODE48_CAPACITY,
+    NODE256_CAPACITY,
+    0,
+    0,
+    0,
+];
+/// Each inner kind's fixed body (header included), by kind byte.
+const INNER_BODY_LEN: [usize; 8] = [
+    usize::MAX,
+    core::mem::size_of::<Node4>(),
+    core::mem::size_of::<Node16>(),
+    core::mem::size_of::<Node48>(),
+    core::mem::size_of::<Node256>(),
+    usize::MAX,
+    usize::MAX,
+    usize::MAX,
+];
+
+/// The header word fields [`NODE256_HEAD_MASK`] keeps, for a Node256 with no prefix at `depth`.
+#[inline(always)]
+fn node256_head(depth: usize) -> u64 {
+    // depth <= key.len() <= KEY_LEN_MAX < 2^16: the shift keeps every bit.
+    u64::from(KIND_NODE256) | (depth as u64) << HEAD_DEPTH_SHIFT
+}
+
 /// Looks `key` up from `slot` at `depth` (below the persisted node at `parent`, if any) through
 /// persisted inner nodes served by `region`.
+///
+/// Each level makes the checks of [`crate::read::Resolver::resolve`] that a lookup through
+/// that node depends on (and hands anything else to the general path), in their cheapest
+/// forms: the region's (offset below the parent, past the page header, page verified, inside
+/// the region: [`QuickRegion::image`]), then the header word read once (`head`): a Node256
+/// with no prefix at this depth is recognised by one masked compare (kind, prefix length,
+/// depth) and its count checked against 256; other inner kinds get the stored depth and the
+/// inline prefix length (at most 8) in one subtraction and compare, the kind by a range test
+/// and the count in the kind's arm; a dense pack's header is one masked compare
+/// ([`crate::node::dense_get`]). The body length is checked by the view of the kind's struct.
 #[inline(always)]
 pub(crate) fn get<'a>(
     region: &QuickRegion<'a>,
@@ -59,77 +108,186 @@ pub(crate) fn get<'a>(
     let at_parent = |parent: u64| (parent != u64::MAX).then_some(parent);
     loop {
         let bits = word::load(slot);
-        match bits & TAG_MASK {
-            TAG_PERSISTED => {
-                let offset = bits & !TAG_MASK;
-                if offset >= parent {
-                    return Quick::Slow(slot, depth, at_parent(parent));
+        if bits & TAG_MASK != TAG_PERSISTED {
+            return match bits & TAG_MASK {
+                TAG_INLINE if bits & 0b1100_0000 == 0 => {
+                    let len = ((bits >> 3) & 0b111) as usize;
+                    Quick::Done((key.len() == depth).then(|| word::inline_value(slot, len)))
                 }
-                let Some(bytes) = region.image(offset) else {
-                    return Quick::Slow(slot, depth, at_parent(parent));
-                };
-                let Some(header) = raw::view::<Header>(bytes) else {
-                    return Quick::Slow(slot, depth, at_parent(parent));
-                };
-                // The kind first: a leaf's or a pack's header has other fields where an inner
-                // node keeps its prefix length and depth.
-                let kind = header.kind;
-                let inner = matches!(kind, KIND_NODE4 | KIND_NODE16 | KIND_NODE48 | KIND_NODE256);
-                let prefix_len = header.prefix_len();
-                let count = header.count();
-                let well_formed =
-                    inner && prefix_len <= PREFIX_INLINE_LEN_MAX && header.depth() == depth;
-                if !well_formed {
-                    // A dense pack (W2's leaf level) is answered here (node/pack.rs).
-                    if let Some(value) = crate::node::dense_get(bytes, key, depth) {
-                        return Quick::Done(value);
-                    }
-                    return Quick::Slow(slot, depth, at_parent(parent));
-                }
-                // A key that ends within or at this node (its value slot) goes to the general
-                // path. Past here `at < key.len() <= KEY_LEN_MAX` (callers checked the key), so
-                // `depth + prefix_len < KEY_LEN_MAX`, the resolver's bound, holds without a test.
-                let at = depth + prefix_len;
-                let Some(&byte) = key.get(at) else {
-                    return Quick::Slow(slot, depth, at_parent(parent));
-                };
-                debug_assert!(at < KEY_LEN_MAX);
-                if prefix_len != 0 && !prefix_matches(header, key, depth, prefix_len) {
-                    return Quick::Done(None);
-                }
-                // Each arm checks the count against its kind, as `Resolver::resolve` does.
-                let child = match kind {
-                    KIND_NODE256 if count <= 256 => {
-                        raw::view::<Node256>(bytes).map(|node| node.find(byte))
-                    }
-                    KIND_NODE48 if count <= 48 => {
-                        raw::view::<Node48>(bytes).map(|node| node.find(byte))
-                    }
-                    KIND_NODE16 if count <= 16 => {
-                        raw::view::<Node16>(bytes).map(|node| node.find(byte))
-                    }
-                    KIND_NODE4 if count <= 4 => {
-                        raw::view::<Node4>(bytes).map(|node| node.find(byte))
-                    }
-                    _ => None,
-                };
-                match child {
-                    Some(Some(child)) => {
-                        region.prefetch(word::load(child), key.get(at + 1).copied());
-                        slot = child;
-                        depth = at + 1;
-                        parent = offset;
-                    }
-                    Some(None) => return Quick::Done(None),
-                    None => return Quick::Slow(slot, depth, at_parent(parent)),
-                }
+                _ if bits == 0 => Quick::Done(None),
+                _ => Quick::Slow(slot, depth, at_parent(parent)),
+            };
+        }
+        let offset = bits & !TAG_MASK;
+        if offset >= parent {
+            return Quick::Slow(slot, depth, at_parent(parent));
+        }
+        let Some(bytes) = region.image(offset) else {
+            return Quick::Slow(slot, depth, at_parent(parent));
+        };
+        let Some(head) = bytes.first_chunk::<8>() else {
+            return Quick::Slow(slot, depth, at_parent(parent));
+        };
+        let head = u64::from_le_bytes(*head);
+        let count = usize::from((head >> HEAD_COUNT_SHIFT) as u16);
+        let child = if head & NODE256_HEAD_MASK == node256_head(depth) {
+            // W2's inner levels. A key that ends here (its value slot) goes to the general
+            // path; past here `depth < key.len() <= KEY_LEN_MAX`, the resolver's bound.
+            let Some(&byte) = key.get(depth) else {
+                return Quick::Slow(slot, depth, at_parent(parent));
+            };
+            match raw::view::<Node256>(bytes) {
+                Some(node) if count <= NODE256_CAPACITY => node.find(byte),
+                _ => return Quick::Slow(slot, depth, at_parent(parent)),
             }
-            TAG_INLINE if bits & 0b1100_0000 == 0 => {
-                let len = ((bits >> 3) & 0b111) as usize;
-                return Quick::Done((key.len() == depth).then(|| word::inline_value(slot, len)));
+        } else {
+            let kind = head as u8;
+            // The stored depth and the inline prefix length in one test: the difference is the
+            // prefix length when the depths match, and 2^16 or more (or wrapped) when not.
+            let prefix_len =
+                ((head >> HEAD_PREFIX_SHIFT) as u32).wrapping_sub((depth as u32) << 16) as usize;
+            // The kind first: a leaf's or a pack's header has other fields where an inner node
+            // keeps its prefix length and depth.
+            let inner = kind.wrapping_sub(KIND_NODE4) <= KIND_NODE256 - KIND_NODE4;
+            if !inner || prefix_len > PREFIX_INLINE_LEN_MAX {
+                // A dense pack (W2's leaf level) is answered here (node/pack.rs).
+                if let Some(value) = crate::node::dense_get(bytes, key, depth) {
+                    return Quick::Done(value);
+                }
+                return Quick::Slow(slot, depth, at_parent(parent));
             }
-            _ if bits == 0 => return Quick::Done(None),
-            _ => return Quick::Slow(slot, depth, at_parent(parent)),
+            // The count within the kind and the body length, before anything is answered from
+            // the node (the general path reports either first).
+            let kind_index = usize::from(kind) & 7;
+            if count > INNER_CAPACITY[kind_index] || bytes.len() < INNER_BODY_LEN[kind_index] {
+                return Quick::Slow(slot, depth, at_parent(parent));
+            }
+            let Some(header) = raw::view::<Header>(bytes) else {
+                return Quick::Slow(slot, depth, at_parent(parent));
+            };
+            // A key that ends within or at this node (its value slot) goes to the general
+            // path. Past here `at < key.len() <= KEY_LEN_MAX` (callers checked the key), so
+            // `depth + prefix_len < KEY_LEN_MAX`, the resolver's bound, holds without a test.
+            let at = depth + prefix_len;
+            let Some(&byte) = key.get(at) else {
+                return Quick::Slow(slot, depth, at_parent(parent));
+            };
+            debug_assert!(at < KEY_LEN_MAX);
+            if prefix_len != 0 && !prefix_matches(header, key, depth, prefix_len) {
+                return Quick::Done(None);
+            }
+            let found = match kind {
+                KIND_NODE256 => raw::view::<Node256>(bytes).map(|node| node.find(byte)),
+                KIND_NODE48 => raw::view::<Node48>(bytes).map(|node| node.find(byte)),
+                KIND_NODE16 => raw::view::<Node16>(bytes).map(|node| node.find(byte)),
+                KIND_NODE4 => raw::view::<Node4>(bytes).map(|node| node.find(byte)),
+                _ => None,
+            };
+            let Some(found) = found else {
+                return Quick::Slow(slot, depth, at_parent(parent));
+            };
+            depth = at;
+            found
+        };
+        match child {
+            Some(child) => {
+                region.prefetch(word::load(child), key.get(depth + 1).copied());
+                slot = child;
+                depth += 1;
+                parent = offset;
+            }
+            None => return Quick::Done(None),
         }
     }
+}
+
+/// The root's node, viewed as its kind.
+#[derive(Clone, Copy)]
+enum RootNode<'a> {
+    Node4(&'a Node4),
+    Node16(&'a Node16),
+    Node48(&'a Node48),
+    Node256(&'a Node256),
+}
+
+/// A persisted root inner node checked once, when a [`crate::PointReader`] is made, with the
+/// checks [`get`] makes of a node at depth 0: its page is verified and it lies inside the
+/// region, its kind is an inner kind, its count fits the kind, its body fits, its stored depth
+/// is 0 and its prefix is held in the header. All of these depend only on the root's bytes and
+/// its page's verified bit: the region's bytes do not change while it is borrowed (the promise
+/// of [`QuickRegion`]) and a verified bit, once set, is never cleared, so every lookup through
+/// the reader may skip them and start at the root's child (`get_below_root`).
+#[derive(Clone, Copy)]
+pub(crate) struct CheckedRoot<'a> {
+    offset: u64,
+    header: &'a Header,
+    node: RootNode<'a>,
+    prefix_len: usize,
+}
+
+impl<'a> CheckedRoot<'a> {
+    /// The root word `root` checked, or `None` when it does not name an inner node the region
+    /// serves that passes the checks (lookups then take [`get`] from the root word, which hands
+    /// whatever is wrong to the general path).
+    pub(crate) fn new(region: &QuickRegion<'a>, root: &'a [u8; 8]) -> Option<CheckedRoot<'a>> {
+        let bits = word::load(root);
+        if bits & TAG_MASK != TAG_PERSISTED {
+            return None;
+        }
+        let offset = bits & !TAG_MASK;
+        let bytes = region.image(offset)?;
+        let header = raw::view::<Header>(bytes)?;
+        let prefix_len = header.prefix_len();
+        let count = header.count();
+        let inner = matches!(
+            header.kind,
+            KIND_NODE4 | KIND_NODE16 | KIND_NODE48 | KIND_NODE256
+        );
+        if !inner || header.depth() != 0 || prefix_len > PREFIX_INLINE_LEN_MAX {
+            return None;
+        }
+        let node = match header.kind {
+            KIND_NODE4 if count <= NODE4_CAPACITY => RootNode::Node4(raw::view(bytes)?),
+            KIND_NODE16 if count <= NODE16_CAPACITY => RootNode::Node16(raw::view(bytes)?),
+            KIND_NODE48 if count <= NODE48_CAPACITY => RootNode::Node48(raw::view(bytes)?),
+            KIND_NODE256 if count <= NODE256_CAPACITY => RootNode::Node256(raw::view(bytes)?),
+            _ => return None,
+        };
+        Some(CheckedRoot {
+            offset,
+            header,
+            node,
+            prefix_len,
+        })
+    }
+}
+
+/// [`get`] from the root word `root_slot`, whose node `root` was checked when the reader was
+/// made: the root's prefix and child search, then [`get`] from the child (below the root).
+#[inline(always)]
+pub(crate) fn get_below_root<'a>(
+    region: &QuickRegion<'a>,
+    root_slot: &'a [u8; 8],
+    root: &CheckedRoot<'a>,
+    key: &[u8],
+) -> Quick<'a> {
+    let at = root.prefix_len;
+    // A key that ends within or at the root (its value slot) goes to the general path.
+    let Some(&byte) = key.get(at) else {
+        return Quick::Slow(root_slot, 0, None);
+    };
+    if at != 0 && !prefix_matches(root.header, key, 0, at) {
+        return Quick::Done(None);
+    }
+    let found = match root.node {
+        RootNode::Node4(node) => node.find(byte),
+        RootNode::Node16(node) => node.find(byte),
+        RootNode::Node48(node) => node.find(byte),
+        RootNode::Node256(node) => node.find(byte),
+    };
+    let Some(child) = found else {
+        return Quick::Done(None);
+    };
+    region.prefetch(word::load(child), key.get(at + 1).copied());
+    get(region, child, at + 1, Some(root.offset), key)
 }

@@ -584,3 +584,119 @@ fn persisted_leaf_and_pack_roots_answer_lookups() {
         }
     }
 }
+
+/// The images of `store` on the first paths down from `root`: the root, up to `fan` children
+/// of each inner node (children read from the documented layouts, node/mod.rs), to `levels`.
+fn images_near_root(
+    store: &MemoryNodeStore,
+    root: ChildWord,
+    fan: usize,
+    levels: usize,
+) -> Vec<usize> {
+    let bytes = store.bytes();
+    let mut found = Vec::new();
+    let mut level = vec![root.persisted_offset().unwrap() as usize];
+    for _ in 0..levels {
+        let mut next = Vec::new();
+        for &offset in &level {
+            found.push(offset);
+            let slots: Vec<usize> = match bytes[offset] {
+                1 => (0..4).map(|i| offset + 40 + 8 * i).collect(),
+                2 => (0..16).map(|i| offset + 48 + 8 * i).collect(),
+                3 => (0..48).map(|i| offset + 288 + 8 * i).collect(),
+                4 => (0..256).map(|i| offset + 32 + 8 * i).collect(),
+                _ => Vec::new(),
+            };
+            let children = slots.into_iter().filter_map(|slot| {
+                let word = u64::from_le_bytes(bytes[slot..slot + 8].try_into().unwrap());
+                ChildWord::from_bits(word).and_then(ChildWord::persisted_offset)
+            });
+            next.extend(children.take(fan).map(|offset| offset as usize));
+        }
+        level = next;
+    }
+    found
+}
+
+/// A source with no `QuickRegion`: every lookup takes the checked general path
+/// (`Resolver::resolve` at each level).
+struct GeneralOnly(MemoryNodeStore);
+
+impl NodeSource for GeneralOnly {
+    fn node_image(&self, offset: u64) -> Result<&[u8], Error> {
+        self.0.node_image(offset)
+    }
+}
+
+/// The quick paths (a point reader's checked root, then `read_persisted::get` with its Node256
+/// and dense-pack forms of the checks) answer exactly as the general path, also on damaged
+/// images: every byte of the headers (and first child slots) of the images near the root of a
+/// W2-shaped tree and of the sample tree, flipped three ways, then looked up through a point
+/// reader, `Snapshot::get` and `Tree::get` over a store with a region, against `Tree::get` over
+/// the same bytes without one: the same value, or an error on both.
+#[test]
+fn quick_paths_answer_as_the_general_path_on_damaged_images() {
+    // W2's shape: a root with a one-byte prefix, Node256s, dense packs of 7-byte values.
+    let w2: Model = (0u32..70_000)
+        .map(|i| {
+            (
+                i.to_be_bytes().to_vec(),
+                i.to_le_bytes()[..3].repeat(3)[..7].to_vec(),
+            )
+        })
+        .collect();
+    let (sample, _, _) = sample_tree();
+    for model in [w2, sample] {
+        let mut store = MemoryNodeStore::new();
+        let (root, len) = Tree::bulk_persist(model.clone(), &mut store).unwrap();
+        let mut probes: Vec<Vec<u8>> = Vec::new();
+        for key in model.keys().step_by(37) {
+            let mut longer = key.clone();
+            longer.push(3);
+            probes.extend([
+                key.clone(),
+                longer,
+                key[..key.len().saturating_sub(1)].to_vec(),
+            ]);
+        }
+        probes.extend([vec![0, 1, 2, 3], vec![9, 9, 9, 9], vec![0, 0, 0, 0, 0]]);
+        let images = images_near_root(&store, root, 2, 3);
+        assert!(images.len() >= 5, "{images:?}");
+        let mut positions: Vec<usize> = images
+            .iter()
+            .flat_map(|&offset| offset..(offset + 48).min(store.bytes().len()))
+            .collect();
+        positions.push(usize::MAX); // the intact store
+        let mut noticed = 0usize;
+        for position in positions {
+            for flip in [0x01u8, 0x80, 0xFF] {
+                let mut bad = store.clone();
+                if position != usize::MAX {
+                    bad.bytes_mut()[position] ^= flip;
+                }
+                let general = Tree::open(root, len, Arc::new(GeneralOnly(bad.clone()))).unwrap();
+                let mut quick = Tree::open(root, len, Arc::new(bad)).unwrap();
+                let snapshot = quick.snapshot();
+                let reader = snapshot.point_reader();
+                for probe in &probes {
+                    let expected = general.get(probe);
+                    let answers = [reader.get(probe), snapshot.get(probe), quick.get(probe)];
+                    for answer in answers {
+                        match (&answer, &expected) {
+                            (Ok(a), Ok(b)) => assert_eq!(a, b, "{probe:?} at {position}"),
+                            (Err(_), Err(_)) => {}
+                            (a, b) => panic!("{probe:?} at {position}: quick {a:?}, general {b:?}"),
+                        }
+                    }
+                    if position == usize::MAX {
+                        assert_eq!(expected.unwrap(), model.get(probe).map(Vec::as_slice));
+                    } else if !matches!(expected, Ok(value) if value == model.get(probe).map(Vec::as_slice))
+                    {
+                        noticed += 1;
+                    }
+                }
+            }
+        }
+        assert!(noticed > 0, "no damage changed an answer");
+    }
+}

@@ -542,19 +542,27 @@ impl<'a> PackRef<'a> {
 /// [`PackRef::from_image`] and of the resolver's key-length bound; `None` when `bytes` is not a
 /// well-formed dense pack (the general path then reads it and reports what is wrong). The
 /// persisted lookup path of W2's leaf level: one load at `base + b * value_width`, no view.
-#[inline]
+#[inline(always)]
 pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option<Option<&'a [u8]>> {
-    let header: &[u8; 8] = bytes.get(..8)?.try_into().ok()?;
-    let value_width = header[4] as usize;
-    let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
+    let header = u64::from_le_bytes(*bytes.first_chunk::<8>()?);
     // Kind, key width 1, count 256 and spare 0 (bytes 0, 1, 2..4 and 5) in one compare.
     const FIXED_MASK: u64 = u64::from_le_bytes([0xFF, 0xFF, 0xFF, 0xFF, 0, 0xFF, 0, 0]);
     const COUNT: [u8; 2] = (DENSE_ENTRIES as u16).to_le_bytes();
     const FIXED: u64 = u64::from_le_bytes([KIND_DENSE, 1, COUNT[0], COUNT[1], 0, 0, 0, 0]);
-    if u64::from_le_bytes(*header) & FIXED_MASK != FIXED
-        || value_width > PACK_VALUE_WIDTH_MAX
-        || depth + prefix_len + 1 > crate::KEY_LEN_MAX
-    {
+    let value_width = usize::from((header >> 32) as u8);
+    let prefix_len = usize::from((header >> 48) as u16);
+    if header & FIXED_MASK != FIXED || value_width > PACK_VALUE_WIDTH_MAX {
+        return None;
+    }
+    // W2's leaf level (no prefix, the key's last byte names the entry): `key.len() == depth + 1`
+    // also gives the key-length bound below (`depth + 1 <= key.len() <= KEY_LEN_MAX`).
+    if prefix_len == 0 && key.len() == depth + 1 {
+        let image = bytes.get(..dense_image_len(0, value_width))?;
+        let &byte = key.last()?;
+        let at = PACK_HEADER_LEN + usize::from(byte) * value_width;
+        return Some(image.get(at..at + value_width));
+    }
+    if depth + prefix_len + 1 > crate::KEY_LEN_MAX {
         return None;
     }
     let image = bytes.get(..dense_image_len(prefix_len, value_width))?;
