@@ -94,6 +94,17 @@ pub fn set_salvage() {
     SALVAGE.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The engine's rule for table names, checked before a command does any work (the engine
+/// checks it again where it creates the table).
+pub fn check_table_name(name: &str) -> Result<(), artdb::Error> {
+    if name.is_empty() || name.len() > artdb::db::TABLE_NAME_LEN_MAX {
+        return Err(artdb::Error::InvalidTableName {
+            name: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Whether `error` is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);

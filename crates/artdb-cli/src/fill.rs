@@ -2,10 +2,13 @@
 //!
 //! A [`Target`] opens (or creates) the database without checkpointing on drop and remembers
 //! what the command changed: the database file if it created it, each table it created or
-//! filled. Tables must be new or empty. On success [`Target::close`] checkpoints; on any error
+//! filled. Tables must be new or empty. A new table is created by its load's own commit
+//! (`Db::bulk_load_new_table_try`, or the write batch), so a failed or killed load leaves no
+//! empty table behind. On success [`Target::close`] checkpoints; on any error
 //! [`Target::abandon`] undoes what was done: filled tables are dropped (and re-created empty if
-//! they existed before), and a database file this command created is removed. Each table's
-//! load itself is atomic (`Db::bulk_load_try`, or one write batch).
+//! they existed before), on a fresh open if the error poisoned the handle, and a database file
+//! this command created is removed. Each table's load itself is atomic (`Db::bulk_load_try`,
+//! or one write batch).
 //!
 //! A database file the command creates is built under a temporary name beside it
 //! (`.NAME.restore-PID`, of `backup::temp_path`) and linked into place only after it was closed
@@ -69,10 +72,18 @@ impl Target {
                 .into());
             }
         } else {
-            self.db.create_table(name)?;
+            crate::dbcommon::check_table_name(name)?;
         }
         self.touched.push((name.to_string(), existed));
         Ok(())
+    }
+
+    /// Whether `name` (prepared) is new: the load's own commit creates it, so a failed or
+    /// killed load leaves no empty table behind.
+    fn is_new(&self, name: &str) -> bool {
+        self.touched
+            .iter()
+            .any(|(touched, existed)| touched == name && !existed)
     }
 
     /// Loads sorted pairs into the prepared table `name` (all or nothing). Keys out of order
@@ -83,17 +94,20 @@ impl Target {
         pairs: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), BoxError>>,
         what_unsorted: &str,
     ) -> Result<u64, BoxError> {
-        self.db
-            .bulk_load_try(name, pairs)
-            .map_err(|error| match error.downcast_ref::<Error>() {
-                Some(Error::Unsorted { index }) => {
-                    format!("table {name:?}: pair {index} {what_unsorted}").into()
-                }
-                Some(Error::Duplicate { index }) => {
-                    format!("table {name:?}: pair {index} repeats the key before it").into()
-                }
-                _ => error,
-            })
+        let loaded = if self.is_new(name) {
+            self.db.bulk_load_new_table_try(name, pairs)
+        } else {
+            self.db.bulk_load_try(name, pairs)
+        };
+        loaded.map_err(|error| match error.downcast_ref::<Error>() {
+            Some(Error::Unsorted { index }) => {
+                format!("table {name:?}: pair {index} {what_unsorted}").into()
+            }
+            Some(Error::Duplicate { index }) => {
+                format!("table {name:?}: pair {index} repeats the key before it").into()
+            }
+            _ => error,
+        })
     }
 
     /// Loads pairs in any order into the prepared table `name` in one write batch; a repeated
@@ -104,6 +118,9 @@ impl Target {
         pairs: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), BoxError>>,
     ) -> Result<u64, BoxError> {
         let mut batch = self.db.write()?;
+        if self.is_new(name) {
+            batch.create_table(name)?;
+        }
         let mut count = 0u64;
         for pair in pairs {
             let (key, value) = pair?;
@@ -158,8 +175,7 @@ impl Target {
             Ok(()) => format!("{error}; {} was left as it was", path.display()),
             Err(undo) => format!(
                 "{error}; undoing the partial changes to {} failed too ({undo}): the tables {} \
-                 may be left new or emptied; check with `artdb stats` and drop or refill them \
-                 once the cause is fixed",
+                 may be left filled, or emptied; check them with `artdb stats`",
                 path.display(),
                 touched
                     .iter()

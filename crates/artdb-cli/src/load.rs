@@ -136,12 +136,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
         Db::open(&args.file, options)?
     };
     let created_table = !db.table_names().contains(&args.table);
-    let result = (|| {
-        if created_table {
-            db.create_table(&args.table)?;
-        }
-        load(&db, &args)
-    })();
+    let result = load(&db, &args, created_table);
     match result {
         Ok(report) => {
             drop(db);
@@ -152,20 +147,9 @@ pub fn run(args: Args) -> Result<(), BoxError> {
             if created_file {
                 drop(db);
                 remove_created(&args.file);
-            } else if created_table {
-                // Undo the creation, which was durable on its own (on a fresh open if the
-                // error poisoned `db`).
-                let touched = [(args.table.clone(), false)];
-                if let Err(undo) = crate::fill::undo_tables(db, &args.file, &touched) {
-                    return Err(format!(
-                        "{error}; dropping the table {:?} this command created failed too \
-                         ({undo}): it may be left empty; drop it (`artdb shell`) once the \
-                         cause is fixed",
-                        args.table
-                    )
-                    .into());
-                }
             }
+            // A new table is created by the load's own commit (`bulk_load_new_table_try`, or
+            // the write batch), so a failed load, or a killed one, leaves none.
             Err(error)
         }
     }
@@ -212,14 +196,20 @@ impl Report {
     }
 }
 
-fn load(db: &Db, args: &Args) -> Result<Report, BoxError> {
+/// Loads into `args.table`, which `create` says is new: then the load's own commit creates it.
+fn load(db: &Db, args: &Args, create: bool) -> Result<Report, BoxError> {
     let start = std::time::Instant::now();
-    let empty = db.read().table(&args.table)?.is_empty();
+    let empty = create || db.read().table(&args.table)?.is_empty();
     let mut method = "bulk load";
     let mut loaded = None;
     if empty {
         let bar = progress_bar(&args.input)?;
-        let result = db.bulk_load_try(&args.table, pairs(&args.input, &bar)?);
+        let input = pairs(&args.input, &bar)?;
+        let result = if create {
+            db.bulk_load_new_table_try(&args.table, input)
+        } else {
+            db.bulk_load_try(&args.table, input)
+        };
         bar.finish_and_clear();
         match result {
             Ok(count) => loaded = Some(count),
@@ -235,6 +225,9 @@ fn load(db: &Db, args: &Args) -> Result<Report, BoxError> {
             method = "write batch";
             let bar = progress_bar(&args.input)?;
             let mut batch = db.write()?;
+            if create {
+                batch.create_table(&args.table)?;
+            }
             let mut count = 0u64;
             for pair in pairs(&args.input, &bar)? {
                 let (key, value) = pair?;

@@ -80,3 +80,75 @@ fn engine_errors_come_back_through_from() {
     }
     assert!(db.read().table("t").unwrap().is_empty());
 }
+
+/// `bulk_load_new_table_try`: the load creates its table, so every failure leaves no table (a
+/// killed `artdb load` into a new table used to leave an empty one: `create_table` was a
+/// durable commit of its own); a successful load is there, whole, after a reopen.
+#[test]
+fn a_load_into_a_new_table_leaves_no_table_when_it_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.artdb");
+    let db = Db::create(&path, Options::default()).unwrap();
+    db.create_table("old").unwrap();
+    let generation = db.stats().unwrap().store.generation;
+    match db.bulk_load_new_table_try("new", pairs(20_000, Some(7_000))) {
+        Err(LoadError::Input(7_000)) => {}
+        other => panic!("expected the input error, got {other:?}"),
+    }
+    let unsorted = vec![
+        Ok::<_, LoadError>((b"b".to_vec(), b"1".to_vec())),
+        Ok((b"a".to_vec(), b"2".to_vec())),
+    ];
+    match db.bulk_load_new_table_try("new", unsorted) {
+        Err(LoadError::Engine(Error::Unsorted { .. })) => {}
+        other => panic!("expected Unsorted, got {other:?}"),
+    }
+    match db.bulk_load_new_table_try("old", pairs(10, None)) {
+        Err(LoadError::Engine(Error::TableExists { name })) => assert_eq!(name, "old"),
+        other => panic!("expected TableExists, got {other:?}"),
+    }
+    match db.bulk_load_new_table_try("", pairs(10, None)) {
+        Err(LoadError::Engine(Error::InvalidTableName { .. })) => {}
+        other => panic!("expected InvalidTableName, got {other:?}"),
+    }
+    assert_eq!(db.table_names(), ["old"]);
+    assert_eq!(db.stats().unwrap().store.generation, generation);
+    assert!(db.verify().unwrap().is_ok());
+    let loaded: Result<u64, LoadError> = db.bulk_load_new_table_try("new", pairs(20_000, None));
+    assert_eq!(loaded.unwrap(), 20_000);
+    let empty: Result<u64, LoadError> = db.bulk_load_new_table_try("empty", pairs(0, None));
+    assert_eq!(empty.unwrap(), 0);
+    assert_eq!(db.table_names(), ["empty", "new", "old"]);
+    assert_eq!(db.read().table("new").unwrap().len(), 20_000);
+    drop(db);
+    let db = Db::open(&path, Options::default()).unwrap();
+    assert_eq!(db.table_names(), ["empty", "new", "old"]);
+    let read = db.read();
+    let table = read.table("new").unwrap();
+    assert_eq!(table.len(), 20_000);
+    assert_eq!(
+        table.get(b"key00012345").unwrap(),
+        Some(&12_345u64.to_le_bytes()[..])
+    );
+    drop(read);
+    assert!(db.verify().unwrap().is_ok());
+}
+
+/// A transaction that created the same table while a load made it cannot commit over it.
+#[test]
+fn a_transaction_creating_the_table_a_load_created_fails_to_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db.artdb"), Options::default()).unwrap();
+    let mut txn = db.begin_write(artdb::WriteOptions::default()).unwrap();
+    txn.create_table("race").unwrap();
+    txn.insert("race", b"mine", b"1").unwrap();
+    let loaded: Result<u64, LoadError> = db.bulk_load_new_table_try("race", pairs(100, None));
+    assert_eq!(loaded.unwrap(), 100);
+    assert!(txn.commit().is_err());
+    let read = db.read();
+    let table = read.table("race").unwrap();
+    assert_eq!(table.len(), 100);
+    assert_eq!(table.get(b"mine").unwrap(), None);
+    drop(read);
+    assert!(db.verify().unwrap().is_ok());
+}

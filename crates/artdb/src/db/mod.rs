@@ -671,7 +671,7 @@ impl Db {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        self.bulk_load_abandonable(table, pairs, &|| false)
+        self.bulk_load_abandonable(table, pairs, false, &|| false)
             .map(|loaded| loaded.unwrap_or(0))
     }
 
@@ -686,6 +686,41 @@ impl Db {
         V: AsRef<[u8]>,
         E: From<Error>,
     {
+        self.bulk_load_try_into(table, pairs, false)
+    }
+
+    /// [`Db::bulk_load_try`] into a table that does not exist yet, created by the load itself:
+    /// the table and its pairs become durable and visible together, in the load's checkpoint.
+    /// An error (bad input, unsorted pairs, a failed write) or a crash before that checkpoint
+    /// is durable leaves no table behind, where [`Db::create_table`] then a bulk load would
+    /// leave an empty one. An existing `table` is [`Error::TableExists`]; a bad name is
+    /// [`Error::InvalidTableName`].
+    pub fn bulk_load_new_table_try<I, K, V, E>(
+        &self,
+        table: &str,
+        pairs: I,
+    ) -> std::result::Result<u64, E>
+    where
+        I: IntoIterator<Item = std::result::Result<(K, V), E>>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+        E: From<Error>,
+    {
+        self.bulk_load_try_into(table, pairs, true)
+    }
+
+    fn bulk_load_try_into<I, K, V, E>(
+        &self,
+        table: &str,
+        pairs: I,
+        create: bool,
+    ) -> std::result::Result<u64, E>
+    where
+        I: IntoIterator<Item = std::result::Result<(K, V), E>>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+        E: From<Error>,
+    {
         let failure = std::cell::RefCell::new(None);
         let pairs = pairs.into_iter().map_while(|item| match item {
             Ok(pair) => Some(pair),
@@ -694,7 +729,8 @@ impl Db {
                 None
             }
         });
-        let loaded = self.bulk_load_abandonable(table, pairs, &|| failure.borrow().is_some());
+        let loaded =
+            self.bulk_load_abandonable(table, pairs, create, &|| failure.borrow().is_some());
         match (failure.into_inner(), loaded) {
             (Some(error), _) => Err(error),
             (None, Ok(loaded)) => Ok(loaded.unwrap_or(0)),
@@ -703,11 +739,14 @@ impl Db {
     }
 
     /// The bulk load; after the input ends, `input_failed()` true abandons the written pages
-    /// (returning `Ok(None)`) instead of publishing them.
+    /// (returning `Ok(None)`) instead of publishing them. `create`: `table` must not exist, and
+    /// is added to the tables only once its tree is built, just before the commit that makes
+    /// both durable (the bypass record and its checkpoint, which writes the catalog).
     fn bulk_load_abandonable<I, K, V>(
         &self,
         table: &str,
         pairs: I,
+        create: bool,
         input_failed: &dyn Fn() -> bool,
     ) -> Result<Option<u64>>
     where
@@ -719,16 +758,25 @@ impl Db {
         let mut state = self.shared.writer.lock();
         self.shared.check_writable(&state)?;
         self.shared.flush_log(&state)?;
-        let entry = state
-            .tables
-            .get(table)
-            .ok_or_else(|| Error::TableNotFound {
-                name: table.to_string(),
-            })?;
-        if !entry.tree.is_empty() {
-            return Err(Error::TableNotEmpty {
-                name: table.to_string(),
-            });
+        if create {
+            check_table_name(table)?;
+            if state.tables.contains_key(table) {
+                return Err(Error::TableExists {
+                    name: table.to_string(),
+                });
+            }
+        } else {
+            let entry = state
+                .tables
+                .get(table)
+                .ok_or_else(|| Error::TableNotFound {
+                    name: table.to_string(),
+                })?;
+            if !entry.tree.is_empty() {
+                return Err(Error::TableNotEmpty {
+                    name: table.to_string(),
+                });
+            }
         }
         let built = {
             let mut writer = state.store.begin_bulk()?;
@@ -754,7 +802,12 @@ impl Db {
         }
         let tree = Tree::open(root, len, self.shared.tree_source()).map_err(from_tree)?;
         let state = &mut *state;
-        if let Some(entry) = state.tables.get_mut(table) {
+        if create {
+            let mut entry = TableState::empty();
+            entry.tree = tree;
+            state.tables.insert(table.to_string(), entry);
+            state.catalog_dirty = true;
+        } else if let Some(entry) = state.tables.get_mut(table) {
             let mut old = std::mem::replace(&mut entry.tree, tree);
             state.released.extend(old.take_released_persisted());
         }
