@@ -4,7 +4,7 @@
 //! with `--cache-sim=yes`, its simulated cache misses).
 //!
 //! Usage: `cargo run --release -p artdb-art --example lookup_profile -- N MODE KEYS VALUE_LEN`
-//! with MODE one of `get`, `get_many`, `missing`, `fill`, `seek` (seek + 100 next, W1's scan), KEYS `random`, `dense` or `narrow`
+//! with MODE one of `get`, `get_many`, `missing`, `fill`, `seek` (seek + 100 next, W1's scan), `seekprev` (seek + 100 prev), KEYS `random`, `dense` or `narrow`
 //! (random u64s with the top 2 bits clear: ~610 keys under each 2-byte prefix at 10M, the
 //! shape of W1's composite keys under one column value) or `narrowB` (the top B bits clear),
 //! and an
@@ -61,6 +61,19 @@ fn measured(tree: &mut Tree, mode: &str, keys: &[[u8; 8]], value: &[u8]) -> u64 
                     sum += cursor.value()[0] as u64;
                     read += 1;
                     valid = read < 100 && cursor.next().unwrap();
+                }
+            }
+        }
+        "seekprev" => {
+            // The same backwards: seek, then 100 pairs in descending order.
+            let mut cursor = tree.cursor();
+            for key in keys {
+                let mut valid = cursor.seek(key).unwrap();
+                let mut read = 0;
+                while valid && read < 100 {
+                    sum += cursor.value()[0] as u64;
+                    read += 1;
+                    valid = read < 100 && cursor.prev().unwrap();
                 }
             }
         }

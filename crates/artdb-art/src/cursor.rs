@@ -400,6 +400,7 @@ impl<'a> Cursor<'a> {
             match node.prev_before(frame.position as usize - 1) {
                 Some((byte, child)) => {
                     frame.position = byte as u16 + 1;
+                    prefetch_siblings_before(node, byte as usize);
                     self.key.truncate(end);
                     self.key.push(byte);
                     if self.descend(child, end + 1, node.persisted, true)? {
@@ -519,6 +520,21 @@ fn prefetch_siblings(node: InnerRef<'_>, start: usize) {
         };
         crate::read::prefetch_scan(word::load(slot));
         start = byte as usize + 1;
+    }
+}
+
+/// [`prefetch_siblings`] for a backward step: the children of `node` below byte `end`, nearest
+/// first. A pack is entered at its last entry, so for packs over four lines only the header
+/// arrives early; small packs (the case that needs it) arrive whole.
+#[inline]
+fn prefetch_siblings_before(node: InnerRef<'_>, end: usize) {
+    let mut end = end;
+    for _ in 0..SIBLINGS_AHEAD {
+        let Some((byte, slot)) = node.prev_before(end) else {
+            return;
+        };
+        crate::read::prefetch_scan(word::load(slot));
+        end = byte as usize;
     }
 }
 
