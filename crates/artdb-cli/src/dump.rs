@@ -42,6 +42,17 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         names = vec![table.clone()];
     }
+    if let Some(name) = names.iter().find(|name| !dumpfmt::name_fits_header(name)) {
+        return Err(Box::new(Exit {
+            code: 1,
+            message: format!(
+                "table {name:?} has a line break in its name, which the dump format \
+                 (mdb_dump/db_dump) cannot carry: nothing was written; dump the other tables \
+                 one at a time with --table, and copy this one with `artdb export` / `artdb \
+                 import` (bitable files) or `artdb backup`"
+            ),
+        }));
+    }
     // The default table first (see the module docs).
     names.sort_by_key(|name| (name != TABLE_DEFAULT, name.clone()));
     let format = if args.printable {

@@ -27,6 +27,10 @@
 //! writer therefore puts the default table's section first.
 //!
 //! Limits: a line is at most `LINE_BYTES_MAX` bytes; larger is an error naming the line.
+//!
+//! Names: header values have no escapes, so a `database=` name that is not UTF-8 (LMDB's names
+//! are bytes) is refused rather than restored under another name, and `artdb dump` refuses a
+//! table whose name holds a line break (`name_fits_header`) before writing anything.
 
 use std::io::{BufRead, Write};
 
@@ -198,7 +202,20 @@ impl<R: BufRead> DumpReader<R> {
                         }
                     })
                 }
-                "database" | "subdatabase" => database = Some(value.to_string()),
+                "database" | "subdatabase" => {
+                    // Table names are UTF-8; a lossy conversion would restore the pairs under
+                    // another name without a word.
+                    let Ok(line) = std::str::from_utf8(&self.line) else {
+                        return error(format!(
+                            "line {number}: the name in {keyword}= is not UTF-8 text ({:?}); \
+                             artdb table names are UTF-8: rename the database at its source, \
+                             or edit this line of the dump",
+                            clip(value)
+                        ));
+                    };
+                    let name = line.split_once('=').map_or("", |(_, name)| name);
+                    database = Some(name.to_string());
+                }
                 "type" if value != "btree" && value != "hash" => {
                     return error(format!(
                         "line {number}: type={value} holds record numbers, not keys; artdb \
@@ -357,7 +374,13 @@ pub fn encode_line(bytes: &[u8], format: Format, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-/// Writes a section header.
+/// Whether the table name `name` can be written as a `database=` header line: a line break
+/// in it would end the line, and the rest would be read back as header lines of their own.
+pub fn name_fits_header(name: &str) -> bool {
+    !name.contains(['\n', '\r'])
+}
+
+/// Writes a section header (`database` must satisfy [`name_fits_header`]).
 pub fn write_header(
     out: &mut impl Write,
     format: Format,
@@ -370,6 +393,7 @@ pub fn write_header(
         Format::Print => writeln!(out, "format=print")?,
     }
     if let Some(database) = database {
+        debug_assert!(name_fits_header(database), "a line break in {database:?}");
         writeln!(out, "database={database}")?;
     }
     writeln!(out, "type=btree")?;

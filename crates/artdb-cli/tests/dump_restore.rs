@@ -344,3 +344,47 @@ fn a_restore_killed_midway_leaves_no_partial_database() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A table name with a line break cannot be written as a `database=` header line: it used to
+/// be written raw, so `restore` read the rest of the name as header lines of its own (a table
+/// "evil\nformat=print" came back as "evil", its hex keys decoded as printable text: other
+/// bytes, no error). Now `dump` refuses before writing anything.
+#[test]
+fn dump_refuses_a_table_name_with_a_line_break() {
+    let dir = TempDir::new("dump-line-break-name");
+    for (index, name) in ["evil\nformat=print", "a\rb"].into_iter().enumerate() {
+        let file = dir.file(&format!("n{index}.artdb"));
+        let file = path_str(&file);
+        ok(&["create", file]);
+        ok(&["put", file, "--table", "plain", "k", "v"]);
+        ok(&["put", file, "--table", name, "\\x41", "v"]);
+        for args in [vec!["dump", file], vec!["dump", file, "--table", name]] {
+            let output = artdb(&args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+            assert!(output.stdout.is_empty(), "{args:?}: wrote part of a dump");
+            assert!(stderr.contains("line break"), "{stderr}");
+        }
+        // The other tables still dump, one at a time; the named one exports.
+        assert!(ok(&["dump", file, "--table", "plain"]).contains("database=plain"));
+        ok(&["export", file, path_str(&dir.file("x.bt")), "--table", name]);
+        std::fs::remove_file(dir.file("x.bt")).unwrap();
+    }
+}
+
+/// `database=` names that are not UTF-8 (LMDB's names are bytes) are refused: they used to be
+/// restored under a name with U+FFFD in place of the bytes, silently another name.
+#[test]
+fn restore_refuses_a_database_name_that_is_not_utf8() {
+    let dir = TempDir::new("restore-non-utf8-name");
+    let file = dir.file("r.artdb");
+    let dump = b"VERSION=3\nformat=bytevalue\ndatabase=a\xff\xfe\nHEADER=END\n 61\n 62\nDATA=END\n";
+    let output = artdb_with_input(&["restore", path_str(&file)], dump);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("line 3") && stderr.contains("UTF-8"),
+        "{stderr}"
+    );
+    assert!(!file.exists());
+}
