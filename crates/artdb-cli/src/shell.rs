@@ -283,7 +283,12 @@ impl Shell {
             ("put", [key, value]) => {
                 let (key, value) = (parse_bytes(key)?, parse_bytes(value)?);
                 match &mut self.txn {
-                    Some(txn) => txn.insert(&self.table, &key, &value)?,
+                    Some(txn) => {
+                        if !txn.has_table(&self.table) {
+                            txn.create_table(&self.table)?;
+                        }
+                        txn.insert(&self.table, &key, &value)?;
+                    }
                     None => {
                         let mut batch = self.db.write()?;
                         if !batch.table_names().contains(&self.table) {
@@ -321,6 +326,7 @@ impl Shell {
             ("commit", []) => match self.txn.take() {
                 Some(txn) => {
                     txn.commit()?;
+                    self.refresh_tables();
                 }
                 None => return Err("no transaction is open (begin starts one)".into()),
             },

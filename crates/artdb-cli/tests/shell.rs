@@ -182,3 +182,27 @@ fn script_mode_stops_at_the_first_failing_line() {
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "y\n");
 }
+
+/// `put` creates its table inside `begin` ... `commit` too, as `use` says ("put creates it"):
+/// it used to fail with "no table named ...; create it first", which the shell has no command
+/// for.
+#[test]
+fn put_in_a_transaction_creates_the_table() {
+    let dir = TempDir::new("shell-txn-create");
+    let file = dir.file("new.artdb");
+    let file = path_str(&file);
+    ok(&["create", file]);
+    let output = artdb_with_input(
+        &["shell", file],
+        b"use fresh\nbegin\nput k1 v1\nput k2 v2\ncommit\nuse rolled\nbegin\nput k v\nrollback\n",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(ok(&["get", file, "--table", "fresh", "k2"]), "v2\n");
+    let stats = ok(&["stats", file]);
+    assert!(stats.contains("\"fresh\": 2 keys"), "{stats}");
+    assert!(!stats.contains("rolled"), "{stats}");
+}
