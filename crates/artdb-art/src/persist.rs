@@ -74,8 +74,20 @@ impl<'a> QuickRegion<'a> {
         page_header_len: u64,
     ) -> QuickRegion<'a> {
         let page_shift = page_shift.min(63);
+        // Only pages with a bit in `verified` can be served: the bytes past them are cut off
+        // here, so that an offset below `bytes.len()` always names a word of `verified` (the
+        // invariant `Walk::image` relies on). `pages << page_shift`, or all of u64 when that
+        // overflows (every offset's page then has a bit).
+        let pages = (verified.len() as u64).saturating_mul(64);
+        let covered = if pages > u64::MAX >> page_shift {
+            u64::MAX
+        } else {
+            pages << page_shift
+        };
+        let served =
+            usize::try_from(covered).map_or(bytes.len(), |covered| covered.min(bytes.len()));
         QuickRegion {
-            bytes,
+            bytes: bytes.get(..served).unwrap_or_default(),
             verified,
             page_shift,
             page_mask: (1u64 << page_shift) - 1,
@@ -117,6 +129,66 @@ impl<'a> QuickRegion<'a> {
             crate::raw::prefetch(address + HEADER_LEN + byte as usize);
             crate::raw::prefetch(address + HEADER_LEN + 8 * byte as usize);
         }
+    }
+}
+
+/// One descent through a [`QuickRegion`] (`read_persisted::get`): the images it reads lie
+/// below a bound that starts at the persisted parent's offset (or the region's end, less a
+/// header word, for a walk with no persisted parent) and becomes each image's offset as the
+/// walk descends into it, which is the general path's check that a persisted child lies below
+/// its persisted parent. So an offset below the bound is inside the region with a header word
+/// after it, and the region's pages all have a word of verified bits (`QuickRegion::new`):
+/// [`Walk::image`] reads both with no further bounds check.
+pub(crate) struct Walk<'r, 'a> {
+    region: &'r QuickRegion<'a>,
+    /// Invariant: at most `region.bytes.len() - 8` (0 when shorter).
+    bound: u64,
+    /// The last offset `image` served (below `bound`), for `descend`.
+    served: u64,
+}
+
+impl<'r, 'a> Walk<'r, 'a> {
+    /// A walk below the persisted node at `parent` (`u64::MAX` for none).
+    #[inline(always)]
+    pub(crate) fn new(region: &'r QuickRegion<'a>, parent: u64) -> Walk<'r, 'a> {
+        let header_bound = (region.bytes.len() as u64).saturating_sub(7);
+        let bound = parent.min(header_bound);
+        Walk {
+            region,
+            bound,
+            served: bound,
+        }
+    }
+
+    /// The bytes from `offset` on (at least 8), when `offset` is below the bound, a multiple of
+    /// 8 past its page's header, and its page is verified; the same bytes as
+    /// [`QuickRegion::image`].
+    #[inline(always)]
+    pub(crate) fn image(&mut self, offset: u64) -> Option<&'a [u8]> {
+        let region = self.region;
+        if offset >= self.bound
+            || offset % 8 != 0
+            || offset & region.page_mask < region.page_header_len
+        {
+            return None;
+        }
+        let page = offset >> region.page_shift;
+        // SAFETY: `offset < bound <= bytes.len() - 8`, and `QuickRegion::new` cut `bytes` to
+        // the pages `verified` has bits for, so `page / 64 < verified.len()`.
+        let word = unsafe { region.verified.get_unchecked((page / 64) as usize) };
+        if word.load(Ordering::Acquire) & (1 << (page % 64)) == 0 {
+            return None;
+        }
+        self.served = offset;
+        // SAFETY: `offset < bytes.len()` (above), so the range is in bounds (and `offset` fits
+        // a usize, as every index below a slice's length does).
+        Some(unsafe { region.bytes.get_unchecked(offset as usize..) })
+    }
+
+    /// Moves the bound to the offset `image` served last: the walk goes on below that node.
+    #[inline(always)]
+    pub(crate) fn descend(&mut self) {
+        self.bound = self.served;
     }
 }
 

@@ -16,7 +16,7 @@ use crate::node::{
     Header, Node16, Node256, Node4, Node48, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
     NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PREFIX_INLINE_LEN_MAX,
 };
-use crate::persist::QuickRegion;
+use crate::persist::{QuickRegion, Walk};
 use crate::raw;
 use crate::word::{self, TAG_INLINE, TAG_MASK, TAG_PERSISTED};
 use crate::KEY_LEN_MAX;
@@ -106,6 +106,7 @@ pub(crate) fn get<'a>(
     // The persisted parent's offset, u64::MAX for none (offsets are below 2^63).
     let mut parent = parent.unwrap_or(u64::MAX);
     let at_parent = |parent: u64| (parent != u64::MAX).then_some(parent);
+    let mut walk = Walk::new(region, parent);
     loop {
         let bits = word::load(slot);
         if bits & TAG_MASK != TAG_PERSISTED {
@@ -119,10 +120,8 @@ pub(crate) fn get<'a>(
             };
         }
         let offset = bits & !TAG_MASK;
-        if offset >= parent {
-            return Quick::Slow(slot, depth, at_parent(parent));
-        }
-        let Some(bytes) = region.image(offset) else {
+        // Below the parent (and inside the region), past the page header, page verified.
+        let Some(bytes) = walk.image(offset) else {
             return Quick::Slow(slot, depth, at_parent(parent));
         };
         let Some(head) = bytes.first_chunk::<8>() else {
@@ -195,6 +194,7 @@ pub(crate) fn get<'a>(
                 slot = child;
                 depth += 1;
                 parent = offset;
+                walk.descend();
             }
             None => return Quick::Done(None),
         }

@@ -1,6 +1,12 @@
 //! W2's hot lookups (5,000 keys spaced N/5,000 apart, every value checked), on the persisted
 //! tree through `Db` and on the same tree built in the heap, repeated for profiling:
-//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|dependent|cold|count]`.
+//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|membulk|memfile|dependent|cold|count]`.
+//!
+//! Layout comparisons (the persisted side is `Table::get`, the second side a point reader):
+//! `memstore` puts the second side's tree, persisted by `Tree::persist`, in a `MemoryNodeStore`
+//! (a heap vector), `membulk` the same by `Tree::bulk_persist`; `memfile` bulk-loads the
+//! persisted side into an in-memory database file (`MemoryStorage`: the engine's page layout in
+//! anonymous memory) instead of the file on disk.
 //!
 //! Instructions per lookup (callgrind, this VM has no hardware counters): the `count` mode runs
 //! one warm-up pass of each side, then PASSES passes of each side in the functions
@@ -110,15 +116,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("pass {pass}: {ns:.1} ns per lookup; {}", faults());
         }
     }
+    // `memfile`: the persisted side is the same bulk load into an in-memory file
+    // (`MemoryStorage`, anonymous memory) instead of the file on disk: the same layout and
+    // code, another kind of mapping.
+    let db = if mode == "memfile" {
+        let storage = std::sync::Arc::new(artdb::io::MemoryStorage::new()?);
+        let mem = Db::create_in(storage, Options::default())?;
+        mem.create_table("t")?;
+        mem.bulk_load("t", (0..n).map(|i| (key(i), row_id(i))))?;
+        db.close()?;
+        mem
+    } else {
+        db
+    };
     let read = db.read();
     let table = read.table("t")?;
     let mut tree = artdb_art::Tree::bulk_build((0..n).map(|i| (key(i), row_id(i))))?;
-    // `memstore`: the second side is the tree persisted into a `MemoryNodeStore` (images in a
-    // heap vector, read through the persisted path), instead of the heap tree.
+    // `memstore` / `membulk`: the second side is the tree persisted into a `MemoryNodeStore`
+    // (images in a heap vector, read through the persisted path), instead of the heap tree.
     if mode == "memstore" {
         let mut store = artdb_art::MemoryNodeStore::new();
         let root = tree.persist(&mut store)?;
         tree = artdb_art::Tree::open(root, n, std::sync::Arc::new(store))?;
+    }
+    if mode == "membulk" {
+        let mut store = artdb_art::MemoryNodeStore::new();
+        let (root, len) =
+            artdb_art::Tree::bulk_persist((0..n).map(|i| (key(i), row_id(i))), &mut store)?;
+        tree = artdb_art::Tree::open(root, len, std::sync::Arc::new(store))?;
     }
     if mode == "count" {
         // The warm-up (first use of each page: its checksum) is not counted.
@@ -150,6 +175,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `grouped` (4th argument) runs every persisted pass first, then every heap pass, so neither
     // side's working set (cache lines, TLB entries) is evicted by the other's between passes.
     let grouped = mode == "grouped";
+    // `memstore` reads the second side through a point reader, as `Table::get` reads the file:
+    // the same code over images in heap memory.
+    let snapshot = tree.snapshot();
+    let reader = snapshot.point_reader();
+    let memstore = mode == "memstore" || mode == "membulk";
     for pass in 0..=passes {
         if !grouped || pass == 0 {
             for pass in pass..if grouped { passes + 1 } else { pass + 1 } {
@@ -162,7 +192,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
         }
-        let (elapsed, wrong) = timed_pass(&keys, dependent, |k| Ok(tree.get(k)?))?;
+        let (elapsed, wrong) = if memstore {
+            timed_pass(&keys, dependent, |k| Ok(reader.get(k)?))?
+        } else {
+            timed_pass(&keys, dependent, |k| Ok(tree.get(k)?))?
+        };
         bad += wrong;
         heap.push(elapsed);
     }
