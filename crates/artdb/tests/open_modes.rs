@@ -277,3 +277,28 @@ fn read_only_open_replays_the_log_in_memory_and_writes_nothing() {
     }
     assert!(files(&path) == before, "a read-only open wrote a file");
 }
+
+/// A read-write open that fails (a file that is no database: text, zeros, another format)
+/// leaves no `.wal` beside it: it used to create an empty `FILE.wal` and keep it (`artdb put
+/// notes.txt k v` left `notes.txt.wal`).
+#[test]
+fn a_failed_open_leaves_no_log_file_behind() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [
+        ("text", b"hello\n".to_vec()),
+        ("zeros", vec![0u8; 64 << 10]),
+        (
+            "other",
+            (0..100_000u32).map(|i| (i * 7919 % 251) as u8).collect(),
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let opened = Db::open(&path, Options::default());
+        assert!(opened.is_err(), "{name} opened");
+        let log = artdb::db::log_path(&path);
+        assert!(!log.exists(), "{name}: {} was left behind", log.display());
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} was changed");
+    }
+}

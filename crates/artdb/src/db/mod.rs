@@ -307,8 +307,9 @@ impl Db {
         let log_existed = FileStorage::exists(&log_file);
         let log = FileStorage::open_or_create(&log_file)?;
         let opened = Db::open_in_with_log(Arc::new(storage), Arc::new(log), options);
-        if matches!(opened, Err(Error::LogMissing { .. })) && !log_existed {
-            // Leave the directory as it was: the empty log was made by this call.
+        if opened.is_err() && !log_existed {
+            // Leave the directory as it was: the log was made by this call, and no commit can
+            // be in it (a file that is no database, a missing log, damage found at open).
             let _ = std::fs::remove_file(&log_file);
         }
         opened.map_err(|error| error.at_path(path))
