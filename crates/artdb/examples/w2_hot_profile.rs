@@ -6,7 +6,9 @@
 //! `memstore` puts the second side's tree, persisted by `Tree::persist`, in a `MemoryNodeStore`
 //! (a heap vector), `membulk` the same by `Tree::bulk_persist`; `memfile` bulk-loads the
 //! persisted side into an in-memory database file (`MemoryStorage`: the engine's page layout in
-//! anonymous memory) instead of the file on disk.
+//! anonymous memory) instead of the file on disk; `paged<P>/<H>` (e.g. `paged15/24`, the
+//! engine's page size and page header) bulk-persists the second side into pages of 2^P bytes
+//! whose first H bytes hold no image, in a heap vector.
 //!
 //! Instructions per lookup (callgrind, this VM has no hardware counters): the `count` mode runs
 //! one warm-up pass of each side, then PASSES passes of each side in the functions
@@ -88,6 +90,50 @@ fn measured_heap(tree: &artdb_art::Tree, keys: &[u64], passes: usize) -> u64 {
     bad
 }
 
+/// `paged<P>/<H>`'s store: images packed into pages of `1 << page_shift` bytes whose first
+/// `header` bytes hold none (an image longer than a page's room goes on across pages), in a heap
+/// vector, every page verified.
+struct PagedSink {
+    bytes: Vec<u8>,
+    page_shift: u32,
+    header: u64,
+    verified: Vec<std::sync::atomic::AtomicU64>,
+}
+
+impl artdb_art::NodeSink for PagedSink {
+    fn write(&mut self, image: &[u8], _max: Option<u64>) -> Result<u64, artdb_art::Error> {
+        let page = 1usize << self.page_shift;
+        let mut at = self.bytes.len().next_multiple_of(8);
+        if at / page != (at + image.len() - 1) / page && image.len() <= page - self.header as usize
+        {
+            at = (at / page + 1) * page + self.header as usize;
+        }
+        self.bytes.resize(at, 0);
+        self.bytes.extend_from_slice(image);
+        Ok(at as u64)
+    }
+}
+
+impl artdb_art::NodeSource for PagedSink {
+    fn node_image(&self, offset: u64) -> Result<&[u8], artdb_art::Error> {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|at| self.bytes.get(at..))
+            .ok_or_else(|| artdb_art::Error::Persisted {
+                offset,
+                reason: "offset past the end".to_string(),
+            })
+    }
+    fn quick_region(&self) -> Option<artdb_art::QuickRegion<'_>> {
+        Some(artdb_art::QuickRegion::new(
+            &self.bytes,
+            &self.verified,
+            self.page_shift,
+            self.header,
+        ))
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
@@ -145,6 +191,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             artdb_art::Tree::bulk_persist((0..n).map(|i| (key(i), row_id(i))), &mut store)?;
         tree = artdb_art::Tree::open(root, len, std::sync::Arc::new(store))?;
     }
+    if let Some(spec) = mode.strip_prefix("paged") {
+        // `paged<P>/<H>` (experiment): images packed into pages of 2^P bytes whose first H bytes
+        // hold none, none straddling a page, in a heap vector.
+        let (p, h) = spec.split_once('/').ok_or("paged<P>/<H>")?;
+        let (p, h): (u32, u64) = (p.parse()?, h.parse()?);
+        let mut sink = PagedSink {
+            bytes: vec![0; 1 << p],
+            page_shift: p,
+            header: h,
+            verified: Vec::new(),
+        };
+        sink.bytes.resize(h as usize, 0);
+        let (root, len) =
+            artdb_art::Tree::bulk_persist((0..n).map(|i| (key(i), row_id(i))), &mut sink)?;
+        sink.verified = (0..(sink.bytes.len() >> p) / 64 + 1)
+            .map(|_| std::sync::atomic::AtomicU64::new(u64::MAX))
+            .collect();
+        tree = artdb_art::Tree::open(root, len, std::sync::Arc::new(sink))?;
+    }
     if mode == "count" {
         // The warm-up (first use of each page: its checksum) is not counted.
         let (_, warm_persisted) = timed_pass(&keys, false, |k| Ok(table.get(k)?))?;
@@ -179,7 +244,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // the same code over images in heap memory.
     let snapshot = tree.snapshot();
     let reader = snapshot.point_reader();
-    let memstore = mode == "memstore" || mode == "membulk";
+    let memstore = mode == "memstore" || mode == "membulk" || mode.starts_with("paged");
     for pass in 0..=passes {
         if !grouped || pass == 0 {
             for pass in pass..if grouped { passes + 1 } else { pass + 1 } {
