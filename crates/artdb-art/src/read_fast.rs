@@ -14,8 +14,9 @@
 //! continues with no persisted parent.
 
 use crate::node::{
-    self, probe, probe_fence, probe_records, Header, LeafRef, Node16, Node256, Node4, Node48,
-    Probe, HEADER_LEN, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
+    self, probe, probe_fence, probe_records, Header, Layout, LeafRef, Node16, Node256, Node4,
+    Node48, Probe, HEADER_LEN, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
+    PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -48,8 +49,9 @@ pub(crate) enum Step<'a> {
     Done(Option<&'a [u8]>),
     /// Continue at this child slot and depth.
     Descend(&'a [u8; 8], usize),
-    /// A heap pack whose fence search is done: compare its records next.
-    Pack(usize, Probe),
+    /// A heap pack (its image and the layout its header gave) whose fence search is done:
+    /// compare its records next.
+    Pack(&'a [u8], Layout, Probe),
     /// The general path must continue here.
     Slow(&'a [u8; 8], usize),
 }
@@ -130,7 +132,7 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                     return Step::Done(probe(image, key, depth));
                 }
                 return match probe_fence(image, key, depth) {
-                    Some(probe) => Step::Pack(address, probe),
+                    Some((layout, probe)) => Step::Pack(image, layout, probe),
                     None => Step::Done(None),
                 };
             }
@@ -146,17 +148,6 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         _ if bits == 0 => Step::Done(None),
         _ => Step::Slow(slot, depth),
     }
-}
-
-/// Finishes a pack lookup of `key` that [`step`] left at `probe`.
-///
-/// # Safety
-/// `address` is the heap pack [`step`] returned, of a version live and unwritten during `'a`.
-#[inline(always)]
-pub(crate) unsafe fn finish_pack<'a>(address: usize, probe: Probe, key: &[u8]) -> Option<&'a [u8]> {
-    // SAFETY: a live heap pack of this version, unchanged during 'a (caller).
-    let image = unsafe { node::heap_leaf_image::<'a>(address) };
-    probe_records(image, key, probe)
 }
 
 /// Looks `key` up from `root` through heap words only.
@@ -177,75 +168,68 @@ pub(crate) unsafe fn get<'a>(root: &'a [u8; 8], key: &[u8]) -> Fast<'a> {
                 depth = next;
             }
             Step::Done(value) => return Fast::Done(value),
-            Step::Pack(address, probe) => {
-                // SAFETY: the pack `step` just returned, of this version (caller).
-                let value = unsafe { finish_pack(address, probe, key) };
-                return Fast::Done(value);
+            Step::Pack(image, layout, probe) => {
+                return Fast::Done(probe_records(image, &layout, key, probe));
             }
             Step::Slow(slot, depth) => return Fast::Slow(slot, depth),
         }
     }
 }
 
-/// Where one lookup of a [`get_group`] stands.
-#[derive(Clone, Copy)]
-enum State<'a> {
-    At(&'a [u8; 8], usize),
-    Pack(usize, Probe),
-    Finished,
-}
-
 /// Looks up `keys` (at most [`GET_MANY_GROUP_LEN`]) together, one level of every lookup per
 /// round, prefetching what each lookup reads next, so that the cache misses of different keys
-/// overlap instead of following one another. A pack costs two rounds: the fence search (header
-/// and fence lines, prefetched together), then the record compare (its line prefetched when the
-/// fence search found it). `out[i]` receives `keys[i]`'s outcome; a `Fast::Slow` is for the
-/// general path to finish.
+/// overlap instead of following one another. The walk rounds take the lookups still in inner
+/// nodes (a list of their indices, compacted each round); a lookup that reaches a pack has its
+/// fence searched in that round (header and fence lines, prefetched together one round
+/// earlier) and its record lines prefetched, and all record compares run after the last walk
+/// round, when those lines had the longest time to arrive. `out[i]` receives `keys[i]`'s
+/// outcome; a `Fast::Slow` is for the general path to finish.
 ///
 /// # Safety
 /// As for [`get`].
 pub(crate) unsafe fn get_group<'a>(root: &'a [u8; 8], keys: &[&[u8]], out: &mut [Fast<'a>]) {
-    let mut states = [State::Finished; GET_MANY_GROUP_LEN];
     let len = keys.len().min(GET_MANY_GROUP_LEN).min(out.len());
-    for state in states.iter_mut().take(len) {
-        *state = State::At(root, 0);
+    let mut slots = [root; GET_MANY_GROUP_LEN];
+    let mut depths = [0usize; GET_MANY_GROUP_LEN];
+    // Indices (into `keys`) of the lookups still walking, in order.
+    let mut walking = [0usize; GET_MANY_GROUP_LEN];
+    for (i, index) in walking.iter_mut().enumerate().take(len) {
+        *index = i;
     }
-    let mut remaining = len;
-    while remaining > 0 {
-        for i in 0..len {
+    let mut walking_len = len;
+    // Lookups whose fence search is done: their key index, pack address and probe.
+    let mut at_pack: [Option<(&'a [u8], Layout, Probe)>; GET_MANY_GROUP_LEN] =
+        [None; GET_MANY_GROUP_LEN];
+    while walking_len > 0 {
+        let mut still = 0usize;
+        for w in 0..walking_len {
+            // `i < len`, which bounds every array here.
+            let i = walking[w];
             let key = keys[i];
-            let next = match states[i] {
-                State::Finished => continue,
-                // SAFETY: a slot of this version (caller).
-                State::At(slot, depth) => match unsafe { step::<true>(slot, depth, key) } {
-                    Step::Descend(child, next) => {
-                        prefetch_for_split(word::load(child), key, next);
-                        State::At(child, next)
-                    }
-                    Step::Pack(address, probe) => {
-                        raw::prefetch(address + probe.record_at);
-                        raw::prefetch(address + probe.record_at + 63);
-                        State::Pack(address, probe)
-                    }
-                    Step::Done(value) => {
-                        out[i] = Fast::Done(value);
-                        State::Finished
-                    }
-                    Step::Slow(slot, depth) => {
-                        out[i] = Fast::Slow(slot, depth);
-                        State::Finished
-                    }
-                },
-                State::Pack(address, probe) => {
-                    // SAFETY: the pack `step` returned for this lookup, of this version (caller).
-                    out[i] = Fast::Done(unsafe { finish_pack(address, probe, key) });
-                    State::Finished
+            // SAFETY: a slot of this version (caller).
+            match unsafe { step::<true>(slots[i], depths[i], key) } {
+                Step::Descend(child, next) => {
+                    prefetch_for_split(word::load(child), key, next);
+                    slots[i] = child;
+                    depths[i] = next;
+                    walking[still] = i;
+                    still += 1;
                 }
-            };
-            if matches!(next, State::Finished) {
-                remaining -= 1;
+                Step::Pack(image, layout, probe) => {
+                    let address = image.as_ptr() as usize;
+                    raw::prefetch(address + probe.record_at);
+                    raw::prefetch(address + probe.record_at + 63);
+                    at_pack[i] = Some((image, layout, probe));
+                }
+                Step::Done(value) => out[i] = Fast::Done(value),
+                Step::Slow(slot, depth) => out[i] = Fast::Slow(slot, depth),
             }
-            states[i] = next;
+        }
+        walking_len = still;
+    }
+    for (i, pack) in at_pack.iter().enumerate().take(len) {
+        if let Some((image, layout, probe)) = pack {
+            out[i] = Fast::Done(probe_records(image, layout, keys[i], *probe));
         }
     }
 }

@@ -600,7 +600,7 @@ const RUN_BRANCH_FREE_MAX: usize = 4;
 /// [`PackRef::from_image`] (for heap packs, which this crate made; every access stays
 /// bounds-checked, so a malformed image gives `None`, never undefined behaviour).
 #[derive(Clone, Copy)]
-struct Layout {
+pub(crate) struct Layout {
     key_width: usize,
     count: usize,
     value_width: usize,
@@ -664,9 +664,13 @@ fn record_value<'a>(image: &'a [u8], layout: &Layout, at: usize) -> Option<&'a [
 /// word sits at `depth`): checks the prefix and width and finds the run of entries sharing the
 /// key's first suffix byte (counting, free of data-dependent branches: `search::fence_run`).
 /// `None`: the key is absent.
+/// The header's layout comes back with the probe, for [`probe_records`] to use without
+/// reading the header again.
 #[inline(always)]
-pub(crate) fn probe_fence(image: &[u8], key: &[u8], depth: usize) -> Option<Probe> {
-    probe_fence_in(image, &layout_of(image)?, key.get(depth..)?)
+pub(crate) fn probe_fence(image: &[u8], key: &[u8], depth: usize) -> Option<(Layout, Probe)> {
+    let layout = layout_of(image)?;
+    let probe = probe_fence_in(image, &layout, key.get(depth..)?)?;
+    Some((layout, probe))
 }
 
 #[inline(always)]
@@ -802,9 +806,15 @@ pub(crate) struct HeapPackState {
 
 /// Second step of a heap pack lookup: finds the key among the `probe.run` records whose first
 /// suffix byte matches and returns its value.
+/// `layout` is what [`probe_fence`] read from this image's header.
 #[inline(always)]
-pub(crate) fn probe_records<'a>(image: &'a [u8], key: &[u8], probe: Probe) -> Option<&'a [u8]> {
-    probe_records_in(image, &layout_of(image)?, key, probe)
+pub(crate) fn probe_records<'a>(
+    image: &'a [u8],
+    layout: &Layout,
+    key: &[u8],
+    probe: Probe,
+) -> Option<&'a [u8]> {
+    probe_records_in(image, layout, key, probe)
 }
 
 /// A whole heap pack lookup (both steps, the header read once).
