@@ -100,7 +100,12 @@ enum Command {
     #[command(after_help = "Example: artdb count my.artdb --table users --prefix al")]
     Count(scan::Args),
     /// Load key/value pairs from a TSV or CSV file (sorted input streams to the file).
-    #[command(after_help = "Example: artdb load my.artdb --table users pairs.tsv")]
+    #[command(
+        after_help = "Keys already in the table are overwritten, and a key given twice keeps its \
+                      last value (as with put); the report says how many keys the table has \
+                      after the load. All or nothing: an error leaves the database as it was.\n\n\
+                      Example: artdb load my.artdb --table users pairs.tsv"
+    )]
     Load(load::Args),
     /// Write tables as text in the mdb_dump/db_dump format.
     #[command(after_help = "Example: artdb dump my.artdb --table users -p > users.txt")]
