@@ -204,8 +204,11 @@ pub(crate) struct View<'a> {
 /// the snapshot's root is persisted and its source offers a [`QuickRegion`], the region is
 /// fetched once here instead of once per lookup (a call through the source and a copy of the
 /// region each time), and lookups start on the quick persisted path; otherwise `get` is
-/// [`Snapshot::get`](crate::Snapshot::get). Images outside the region (pages not verified when
-/// the reader was made, or written later) go to the source as they do on every path.
+/// [`Snapshot::get`](crate::Snapshot::get). The root image is checked once here (every check the
+/// quick path makes of it; a root page not verified yet gets its first-use work through the
+/// source first), so each `get` starts with the root's prefix and child search. Images outside
+/// the region (pages not verified when the reader was made, or written later) go to the source
+/// as they do on every path.
 #[derive(Clone, Copy)]
 pub struct PointReader<'a> {
     view: View<'a>,

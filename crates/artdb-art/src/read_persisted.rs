@@ -3,9 +3,11 @@
 //! A persisted image comes from a file, so it gets every check the general path makes
 //! ([`crate::read::Resolver::resolve`]: kind, count within the kind, depth, inline prefix length,
 //! and a persisted child at a smaller offset than its persisted parent, which bounds every
-//! descent). What this path saves is the rest: the source is asked once per lookup for its
-//! [`QuickRegion`], and each level is then an offset check, one bit test and a view of the
-//! kind's struct, with no call through the source, no `Result` and no `Entry`.
+//! descent). What this path saves is the rest: the source is asked once per lookup (or once
+//! per [`crate::PointReader`], which also checks the root once: [`CheckedRoot`]) for its
+//! [`QuickRegion`], and each level is then a compare against the walk's bound, one bit test,
+//! the header word's checks and a view of the kind's struct, with no call through the source,
+//! no `Result` and no `Entry`.
 //!
 //! Whatever it does not handle it hands back as [`Quick::Slow`] with the slot, depth and
 //! persisted parent reached, and the general path continues from there (and reports what is
