@@ -440,3 +440,71 @@ const _: () = assert!(
     HEADER_LEN == 32,
     "the version field sits at bytes 8..16 of the header"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pages of 64 bytes, the first 8 of each a page header; one bitset word (64 pages), so the
+    /// region serves at most 4096 bytes whatever its slice holds.
+    fn region_of<'a>(bytes: &'a [u8], verified: &'a [AtomicU64]) -> QuickRegion<'a> {
+        QuickRegion::new(bytes, verified, 6, 8)
+    }
+
+    #[test]
+    fn walk_serves_what_image_serves_below_its_bound() {
+        let bytes = vec![7u8; 5000];
+        let verified = [AtomicU64::new(!(1 << 3))];
+        let region = region_of(&bytes, &verified);
+        // Pages past the bitset's 64 are not served (the slice is cut to 4096 bytes).
+        assert!(region.image(4096 + 8).is_none());
+        assert!(region.image(4000).is_some());
+        for parent in [u64::MAX, 4096, 3000, 200, 0] {
+            for offset in (0..5200u64).step_by(4) {
+                let mut walk = Walk::new(&region, parent);
+                let expected = if offset < parent && offset + 8 <= 4096 {
+                    region.image(offset)
+                } else {
+                    None
+                };
+                let got = walk.image(offset);
+                assert_eq!(
+                    got.map(<[u8]>::len),
+                    expected.map(<[u8]>::len),
+                    "{offset} {parent}"
+                );
+                if let Some(image) = got {
+                    assert!(image.len() >= 8);
+                    // Descending makes the served offset the bound.
+                    walk.descend();
+                    assert!(walk.image(offset).is_none());
+                }
+            }
+        }
+        // Unverified page 3 (bytes 192..256), page headers, unaligned offsets.
+        let mut walk = Walk::new(&region, u64::MAX);
+        assert!(walk.image(200).is_none());
+        assert!(walk.image(256).is_none());
+        assert!(walk.image(260).is_none());
+        assert!(walk.image(264).is_some());
+    }
+
+    #[test]
+    fn regions_shorter_than_a_header_word_serve_nothing() {
+        let verified = [AtomicU64::new(u64::MAX)];
+        for len in 0..12 {
+            let bytes = vec![0u8; len];
+            let region = region_of(&bytes, &verified);
+            let mut walk = Walk::new(&region, u64::MAX);
+            for offset in (0..16).step_by(8) {
+                let image = walk.image(offset);
+                assert!(image.is_none() || (offset as usize + 8 <= len && offset >= 8));
+            }
+        }
+        // A bitset of no words serves nothing.
+        let bytes = vec![0u8; 256];
+        let region = region_of(&bytes, &[]);
+        assert!(region.image(8).is_none());
+        assert!(Walk::new(&region, u64::MAX).image(8).is_none());
+    }
+}
