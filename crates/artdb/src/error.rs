@@ -187,6 +187,12 @@ pub enum Error {
     },
     /// The transaction was aborted by `Db::force_checkpoint`; nothing of it was committed.
     Aborted,
+    /// `call` needs the writer, and the calling thread holds a write batch (`Db::write`): it
+    /// would wait for that batch forever (the writer is not reentrant). Nothing was done.
+    BatchHeldByThisThread {
+        /// The call refused (e.g. "Db::checkpoint").
+        call: &'static str,
+    },
     /// The write-ahead log is missing (or empty, or cut before its header) but the database
     /// was not closed cleanly:
     /// commits after its last checkpoint may exist only in that log. Nothing was changed.
@@ -336,6 +342,12 @@ impl fmt::Display for Error {
                 f,
                 "the transaction was aborted by a forced checkpoint; nothing of it was \
                  committed, retry it"
+            ),
+            Error::BatchHeldByThisThread { call } => write!(
+                f,
+                "{call} was called on a thread that holds a write batch (Db::write) and would \
+                 wait for that batch forever; commit or drop the batch first, or make the call \
+                 from another thread"
             ),
             Error::LogMissing { path, covered_lsn } => {
                 let log = path.as_ref().map_or_else(

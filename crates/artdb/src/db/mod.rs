@@ -446,6 +446,7 @@ impl Db {
             checkpoint: checkpoint_after_commit,
             checkpoint_locked: checkpoint_for_bypass,
             checkpoint_lock: Mutex::new(()),
+            batch_thread: AtomicU64::new(0),
             #[cfg(test)]
             hook: Mutex::new(None),
         };
@@ -462,6 +463,7 @@ impl Db {
 
     /// Starts the write batch; waits while another batch or a checkpoint runs.
     pub fn write(&self) -> Result<WriteTxn<'_>> {
+        self.shared.refuse_on_batch_thread("Db::write")?;
         let state = self.shared.writer.lock();
         self.shared.check_writable(&state)?;
         Ok(WriteTxn::new(&self.shared, state))
@@ -502,6 +504,7 @@ impl Db {
     /// its pages into the page cache and while a short second checkpoint covers the commits
     /// made meanwhile (docs/recovery.md, "Commits beside a checkpoint").
     pub fn checkpoint(&self) -> Result<CheckpointStats> {
+        self.shared.refuse_on_batch_thread("Db::checkpoint")?;
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let state = self.shared.writer.lock();
         checkpoint_beside_commits(&self.shared, state)
@@ -512,6 +515,7 @@ impl Db {
     /// at its next call (or at commit) and is rolled back when dropped; then the checkpoint
     /// runs.
     pub fn force_checkpoint(&self) -> Result<CheckpointStats> {
+        self.shared.refuse_on_batch_thread("Db::force_checkpoint")?;
         self.shared.abort_generation.fetch_add(1, Ordering::AcqRel);
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
@@ -520,6 +524,7 @@ impl Db {
 
     /// Makes every commit so far durable in the log (one log sync), `NoSync` ones included.
     pub fn sync(&self) -> Result<()> {
+        self.shared.refuse_on_batch_thread("Db::sync")?;
         let state = self.shared.writer.lock();
         self.shared.check_writable(&state)?;
         let last_lsn = state.wal.last_lsn();
@@ -541,6 +546,7 @@ impl Db {
     /// then stops after the first copy, and the file shrinks at a checkpoint after the snapshot
     /// ends. The figures returned add up all the steps.
     pub fn compact(&self) -> Result<CheckpointStats> {
+        self.shared.refuse_on_batch_thread("Db::compact")?;
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         let floor = state.store.usage()?.page_count;
@@ -578,6 +584,7 @@ impl Db {
 
     /// Figures about the tables and the file (cheap: reads no node).
     pub fn stats(&self) -> Result<DbStats> {
+        self.shared.refuse_on_batch_thread("Db::stats")?;
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let state = self.shared.writer.lock();
         let published = Arc::clone(&self.shared.published.read());
@@ -635,6 +642,7 @@ impl Db {
     /// Checks every invariant the database can check: both metadata blobs, the checksum of
     /// every page that holds nodes, and every table's tree (order, shapes, lengths).
     pub fn verify(&self) -> Result<VerifyReport> {
+        self.shared.refuse_on_batch_thread("Db::verify")?;
         let mut report = VerifyReport::default();
         {
             let _checkpointing = self.shared.checkpoint_lock.lock();
@@ -755,6 +763,7 @@ impl Db {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        self.shared.refuse_on_batch_thread("Db::bulk_load")?;
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
         self.shared.check_writable(&state)?;

@@ -27,6 +27,7 @@ use crate::wal::Op;
 use artdb_art::{ChildWord, Snapshot, Tree};
 use parking_lot::MutexGuard;
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 
 enum Touch {
     /// Restore by rolling the tree back to this (its newest) snapshot.
@@ -68,6 +69,11 @@ pub struct WriteTxn<'db> {
 
 impl<'db> WriteTxn<'db> {
     pub(crate) fn new(shared: &'db Shared, state: MutexGuard<'db, WriterState>) -> WriteTxn<'db> {
+        // Cleared by `drop` (commit and abort end in it): the batch, holding a guard of the
+        // writer lock, never leaves its thread.
+        shared
+            .batch_thread
+            .store(crate::txn::state::thread_token(), Ordering::Release);
         WriteTxn {
             shared,
             state,
@@ -389,5 +395,6 @@ impl Drop for WriteTxn<'_> {
             // writes rather than risk committing half a batch later.
             self.state.store.poison();
         }
+        self.shared.batch_thread.store(0, Ordering::Release);
     }
 }

@@ -42,6 +42,7 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
     // A transaction bigger than the threshold bypasses the log: its commit checkpoints, which
     // needs the checkpoint lock, taken before the writer lock (lock order, state.rs).
     let bypass = txn.log_bytes_estimate > shared.wal_bypass_threshold_bytes;
+    shared.refuse_on_batch_thread("Transaction::commit")?;
     let _checkpointing = bypass.then(|| shared.checkpoint_lock.lock());
     let (seq, lsn) = {
         let mut guard = shared.writer.lock();

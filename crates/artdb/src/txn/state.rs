@@ -152,8 +152,33 @@ pub(crate) struct Shared {
     /// the store beside commits (bulk load, verify, stats). Lock order: this, then the writer
     /// lock; a commit never takes it while holding the writer lock.
     pub(crate) checkpoint_lock: Mutex<()>,
+    /// The `thread_token` of the thread holding a write batch (`Db::write`), 0 if none: a call
+    /// that needs the writer from that thread would wait for it forever, and is refused
+    /// instead (`Shared::refuse_on_batch_thread`).
+    pub(crate) batch_thread: AtomicU64,
     #[cfg(test)]
     pub(crate) hook: Mutex<Option<CheckpointHook>>,
+}
+
+/// A number for the calling thread, unique in the process and never 0.
+pub(crate) fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    TOKEN.with(|token| *token)
+}
+
+impl Shared {
+    /// [`Error::BatchHeldByThisThread`] if the calling thread holds a write batch: `call` needs
+    /// the writer (or the checkpoint lock, which a big batch holds) and would wait forever.
+    /// Called by every public entry that takes them, before it does.
+    pub(crate) fn refuse_on_batch_thread(&self, call: &'static str) -> Result<()> {
+        if self.batch_thread.load(Ordering::Acquire) == thread_token() {
+            return Err(Error::BatchHeldByThisThread { call });
+        }
+        Ok(())
+    }
 }
 
 /// The points of a checkpoint at which the test hook runs (deterministic interleavings).
