@@ -302,3 +302,28 @@ fn a_failed_open_leaves_no_log_file_behind() {
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} was changed");
     }
 }
+
+/// Creating a database in a directory that does not exist (or is a file) names that directory;
+/// it used to say "DIR/x.artdb.wal does not exist; check the path (a new database is made by
+/// create)", about a file the user never named, advising the call that had just failed.
+#[test]
+fn create_in_a_missing_directory_names_the_directory() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    for parent in [dir.path().join("missing"), file] {
+        let path = parent.join("x.artdb");
+        let error = Db::create(&path, Options::default())
+            .err()
+            .expect("created");
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("directory {} ", parent.display()))
+                && !message.contains(".wal")
+                && !message.contains("made by create"),
+            "{message}"
+        );
+        assert!(matches!(error, Error::Open { .. }), "{error:?}");
+    }
+}

@@ -261,6 +261,23 @@ impl Db {
                 path: path.to_path_buf(),
             });
         }
+        // A missing directory would otherwise be reported as a missing log file, a file the
+        // caller never named.
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(Error::Open {
+                path: path.to_path_buf(),
+                read_only: false,
+                source: std::io::Error::other(format!(
+                    "its directory {} does not exist (or is not a directory); create the \
+                     directory first or check the path",
+                    dir.display()
+                )),
+            });
+        }
         let log = FileStorage::open_or_create(&log_path(path))?;
         let storage = Arc::new(FileStorage::create_temporary(path)?);
         // Formatted and synced under a temporary name, then linked into place and the
