@@ -17,7 +17,8 @@
 //! every checksum and invariant and prints what each step did and how long it took. Keys come
 //! from a fixed seed, so runs are comparable.
 //!
-//! The demo owns its file: it replaces `--path` (default `artdb-demo.artdb`) if it exists and
+//! The demo owns its file: it replaces `--path` (default `artdb-demo.artdb`) if it exists and is
+//! an earlier demo's database (its tables are all the demo's; anything else is refused) and
 //! leaves it behind (with its log, `<path>.wal`) for `artdb stats` / `artdb scan` to look at.
 
 use crate::outln;
@@ -85,6 +86,37 @@ fn order_key(region: u16, customer: u32, order: u64) -> Vec<u8> {
         .finish()
 }
 
+/// Whether the demo may replace the file at `path`: only a database whose tables are all the
+/// demo's own (an earlier demo's file). Another database, one in use, or a file that does not
+/// open is left alone (`--path` given the name of a real database must not delete it).
+fn check_replaceable(path: &Path) -> DemoResult {
+    let refuse = |why: String| -> DemoResult {
+        Err(format!(
+            "{} exists and {why}; the demo replaces only its own earlier file: choose another \
+             --path, or remove the file yourself",
+            path.display()
+        )
+        .into())
+    };
+    let db = match Db::open(path, crate::dbcommon::options_read_only()) {
+        Ok(db) => db,
+        Err(artdb::Error::Locked { .. }) => return refuse("is open in another process".into()),
+        Err(error) => return refuse(format!("does not open as a demo database ({error})")),
+    };
+    let foreign: Vec<String> = db
+        .table_names()
+        .into_iter()
+        .filter(|name| ![ORDERS, CUSTOMERS, ACCOUNTS, JOURNAL].contains(&name.as_str()))
+        .collect();
+    if !foreign.is_empty() {
+        return refuse(format!(
+            "holds tables the demo does not make ({})",
+            foreign.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the demo.
 pub fn run(args: Args) -> DemoResult {
     let n = args.keys;
@@ -94,7 +126,8 @@ pub fn run(args: Args) -> DemoResult {
          in {}",
         args.path.display()
     )?;
-    if args.path.exists() {
+    if args.path.exists() || args.path.is_symlink() {
+        check_replaceable(&args.path)?;
         std::fs::remove_file(&args.path)?;
     }
     let log = artdb::db::log_path(&args.path);

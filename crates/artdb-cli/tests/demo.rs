@@ -69,3 +69,31 @@ fn demo_child_is_hidden_from_help() {
     let top = ok(&["--help"]);
     assert!(!top.contains("demo-child"), "{top}");
 }
+
+/// `artdb demo --path` given an existing database that is not a demo's (or one in use) refuses
+/// and leaves it alone: it used to delete the file and its log first, whatever they held.
+#[test]
+fn demo_does_not_replace_a_database_it_did_not_make() {
+    let dir = TempDir::new("demo-refuses");
+    let file = dir.file("users.artdb");
+    let file = path_str(&file);
+    ok(&["create", file]);
+    ok(&["put", file, "--table", "users", "alice", "1"]);
+    let stderr = fails(&["demo", "--keys", "1000", "--quiet", "--path", file], 1);
+    assert!(stderr.contains("users"), "{stderr}");
+    assert_eq!(ok(&["get", file, "--table", "users", "alice"]), "1\n");
+    let text = dir.file("notes.txt");
+    std::fs::write(&text, "my notes").unwrap();
+    fails(
+        &[
+            "demo",
+            "--keys",
+            "1000",
+            "--quiet",
+            "--path",
+            path_str(&text),
+        ],
+        1,
+    );
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "my notes");
+}
