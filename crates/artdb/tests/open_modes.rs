@@ -327,3 +327,54 @@ fn create_in_a_missing_directory_names_the_directory() {
         assert!(matches!(error, Error::Open { .. }), "{error:?}");
     }
 }
+
+/// A database opened through a symbolic link keeps its log beside the file the link points to:
+/// the log used to be `LINK.wal`, so commits made through the link and not yet checkpointed
+/// were missing, without an error, when the database was next opened by its real name (whose
+/// own `.wal` was an older, valid log); and opened through the link after a crash through the
+/// real name, it failed with LogMissing.
+#[test]
+fn a_database_opened_through_a_symlink_uses_the_log_beside_its_file() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("a.artdb");
+    let link = dir.path().join("b.artdb");
+    let db = Db::create(&real, Options::default()).unwrap();
+    db.create_table("t").unwrap();
+    db.write()
+        .and_then(|mut batch| {
+            batch.insert("t", b"k1", b"v1")?;
+            batch.commit()
+        })
+        .unwrap();
+    db.close().unwrap();
+    std::os::unix::fs::symlink("a.artdb", &link).unwrap();
+    let no_checkpoint = Options {
+        checkpoint_on_drop: false,
+        ..Options::default()
+    };
+    let db = Db::open(&link, no_checkpoint.clone()).unwrap();
+    let mut batch = db.write().unwrap();
+    batch.insert("t", b"k2", b"v2").unwrap();
+    batch.commit().unwrap();
+    drop(db); // as if killed: k2 is only in the log
+    assert!(
+        !dir.path().join("b.artdb.wal").exists(),
+        "a log beside the link"
+    );
+    assert_eq!(
+        artdb::db::log_path(&link),
+        artdb::db::log_path(&real.canonicalize().unwrap())
+    );
+    for (name, path) in [("real name", &real), ("link", &link)] {
+        let db = Db::open(path, no_checkpoint.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let read = db.read();
+        let table = read.table("t").unwrap();
+        assert_eq!(
+            table.get(b"k2").unwrap(),
+            Some(&b"v2"[..]),
+            "opened by its {name}"
+        );
+        assert_eq!(table.len(), 2);
+    }
+}

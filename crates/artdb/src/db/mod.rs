@@ -112,8 +112,16 @@ impl Default for Options {
     }
 }
 
-/// The path of the write-ahead log of the database file at `path`: `<path>.wal`.
+/// The path of the write-ahead log of the database file at `path`: `<path>.wal`, beside the
+/// file a symbolic link `path` names.
 pub fn log_path(path: &Path) -> PathBuf {
+    // Beside the file a symbolic link names, as `Db::open` opens it, so that every name of
+    // the database finds the same log.
+    let real = path
+        .is_symlink()
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten();
+    let path = real.as_deref().unwrap_or(path);
     let mut name = path.as_os_str().to_os_string();
     name.push(".wal");
     PathBuf::from(name)
@@ -299,7 +307,18 @@ impl Db {
     /// checkpoint covers, then checkpoints what it replayed. A read-only open replays the log
     /// into memory only (from a copy; neither file is written).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let path = path.as_ref();
+        let resolved;
+        let mut path = path.as_ref();
+        if path.is_symlink() {
+            // The log lives beside the file the link names, whatever link opens it: a log
+            // beside the link would miss (or hide) commits made through another name.
+            resolved = std::fs::canonicalize(path).map_err(|source| Error::Open {
+                path: path.to_path_buf(),
+                read_only: options.read_only,
+                source,
+            })?;
+            path = &resolved;
+        }
         if options.read_only || options.salvage_previous_checkpoint {
             let storage = FileStorage::open_read_only(path)?;
             let log_file = log_path(path);
