@@ -322,6 +322,19 @@ impl Builder {
                 what: "the table path must name a file",
             });
         };
+        if !directory.is_dir() {
+            // Named here: the failed create of the temporary file would name no path.
+            return Err(Error::Io {
+                operation: "create the table's temporary file",
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "the directory {} does not exist (or is not a directory)",
+                        directory.display()
+                    ),
+                ),
+            });
+        }
         // Killed builds of the same target leave their temporary files; remove those first.
         crate::stale::remove_stale_temp_files(&path);
         let temp_path = directory.join(format!(".{name}.{}.building", unique_suffix()));

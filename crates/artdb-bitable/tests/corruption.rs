@@ -157,3 +157,21 @@ fn bad_magic_and_version_are_clear_errors() {
         .expect("truncated");
     assert!(error.to_string().contains("truncated"), "{error}");
 }
+
+/// Building into a directory that does not exist (or is a file) names that directory: the
+/// error used to be "I/O error while trying to create the table's temporary file: No such file
+/// or directory", naming no path (`artdb bitable build /nonexistent/t.bt`, `artdb export`).
+#[test]
+fn building_in_a_missing_directory_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    for parent in [dir.path().join("missing"), file] {
+        let error = artdb_bitable::Builder::create(parent.join("t.bt"))
+            .err()
+            .expect("built");
+        let message = error.to_string();
+        assert!(message.contains(&parent.display().to_string()), "{message}");
+        assert!(matches!(error, Error::Io { .. }), "{error:?}");
+    }
+}
