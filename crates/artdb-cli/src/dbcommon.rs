@@ -119,6 +119,16 @@ pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// [`parse_bytes`] of a command-line argument: a bad escape is a bad command line (exit 2).
+pub fn parse_arg(text: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    parse_bytes(text).map_err(|error| -> Box<dyn std::error::Error> {
+        Box::new(Exit {
+            code: 2,
+            message: error.to_string(),
+        })
+    })
+}
+
 /// Parses the text form of bytes (see the module docs).
 pub fn parse_bytes(text: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let mut bytes = Vec::with_capacity(text.len());

@@ -1,7 +1,7 @@
 //! `artdb del FILE [--table T] KEY`: removes KEY (exit code 3 if it was absent) in one commit,
 //! durable in the write-ahead log when the command returns (no checkpoint).
 
-use crate::dbcommon::{parse_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
+use crate::dbcommon::{parse_arg, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
 use artdb::Db;
 use std::path::PathBuf;
 
@@ -22,7 +22,7 @@ pub struct Args {
 
 /// Runs `artdb del`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let key = parse_bytes(&args.key)?;
+    let key = parse_arg(&args.key)?;
     let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
     let mut batch = db.write()?;
     let removed = batch.remove(&args.table, &key)?;

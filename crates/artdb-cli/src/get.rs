@@ -1,6 +1,6 @@
 //! `artdb get FILE [--table T] KEY`: prints the value of KEY (exit code 3 if absent).
 
-use crate::dbcommon::{parse_bytes, show_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
+use crate::dbcommon::{parse_arg, show_bytes, Exit, EXIT_NOT_FOUND, TABLE_DEFAULT};
 use crate::outln;
 use artdb::Db;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub struct Args {
 
 /// Runs `artdb get`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let key = parse_bytes(&args.key)?;
+    let key = parse_arg(&args.key)?;
     let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
     let read = db.read();
     let value = read.get(&args.table, &key)?;

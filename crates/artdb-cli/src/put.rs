@@ -2,7 +2,7 @@
 //! one commit, durable in the write-ahead log when the command returns (no checkpoint: one log
 //! record and one sync; a checkpoint runs when the log passes its threshold).
 
-use crate::dbcommon::{parse_bytes, TABLE_DEFAULT};
+use crate::dbcommon::{parse_arg, TABLE_DEFAULT};
 use artdb::Db;
 use std::path::PathBuf;
 
@@ -25,8 +25,8 @@ pub struct Args {
 
 /// Runs `artdb put`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let key = parse_bytes(&args.key)?;
-    let value = parse_bytes(&args.value)?;
+    let key = parse_arg(&args.key)?;
+    let value = parse_arg(&args.value)?;
     let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
     let mut batch = db.write()?;
     if !batch.table_names().contains(&args.table) {

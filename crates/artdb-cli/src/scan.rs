@@ -1,7 +1,7 @@
 //! `artdb scan|count FILE [--table T] [--from K] [--to K] [--prefix P] [--limit N]`: prints the
 //! pairs (or their number) with keys in `[from, to)` and starting with the prefix, in key order.
 
-use crate::dbcommon::{parse_bytes, show_bytes, TABLE_DEFAULT};
+use crate::dbcommon::{parse_arg, show_bytes, TABLE_DEFAULT};
 use crate::outln;
 use artdb::Db;
 use std::ops::Bound;
@@ -34,12 +34,12 @@ pub struct Args {
 
 /// Runs `artdb scan` (`count == false`) or `artdb count`.
 pub fn run(args: Args, count: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let from = args.from.as_deref().map(parse_bytes).transpose()?;
-    let to = args.to.as_deref().map(parse_bytes).transpose()?;
+    let from = args.from.as_deref().map(parse_arg).transpose()?;
+    let to = args.to.as_deref().map(parse_arg).transpose()?;
     let prefix = args
         .prefix
         .as_deref()
-        .map(parse_bytes)
+        .map(parse_arg)
         .transpose()?
         .unwrap_or_default();
     let db = Db::open(&args.file, crate::dbcommon::options_read_only())?;
