@@ -20,7 +20,8 @@
 //! for itself except `\`, written `\\`; any other byte is `\` and two hex digits. Keys and values
 //! alternate. Unknown header keywords are ignored (as `mdb_load` does); `type=recno`/`queue`
 //! (record numbers, not keys) and duplicate-key databases (`duplicates=1`, `dupsort=1`) are
-//! refused; `reversekey=1`/`integerkey=1` mark an order other than artdb's bytewise one.
+//! refused; `reversekey=1`/`integerkey=1` and `type=hash` (Berkeley DB's hash order) mark an
+//! order other than artdb's bytewise one (the pairs are loaded unordered).
 //!
 //! Hazard (LMDB interop): `mdb_load` 0.9 does not reset the database name between sections,
 //! so a section without `database=` after a named one would go into that named database; the
@@ -216,7 +217,9 @@ impl<R: BufRead> DumpReader<R> {
                     let name = line.split_once('=').map_or("", |(_, name)| name);
                     database = Some(name.to_string());
                 }
-                "type" if value != "btree" && value != "hash" => {
+                // Berkeley DB's hash databases dump in hash order: load them as unordered.
+                "type" if value == "hash" => unordered = true,
+                "type" if value != "btree" => {
                     return error(format!(
                         "line {number}: type={value} holds record numbers, not keys; artdb \
                          restores btree and hash dumps"
