@@ -51,6 +51,10 @@ pub struct Args {
     /// Pairs per page of `scan` at the prompt.
     #[arg(long, default_value_t = 20)]
     page: usize,
+    /// Open read-only (a shared lock; writes are refused): to look into a file you may not
+    /// write, or beside other readers.
+    #[arg(long)]
+    read_only: bool,
 }
 
 /// The commands, their use and an example (for `help` and completion).
@@ -455,7 +459,9 @@ impl Shell {
 
 /// Runs `artdb shell`.
 pub fn run(args: Args) -> Result<(), BoxError> {
-    let db = if args.file.exists() {
+    let db = if args.read_only {
+        Db::open(&args.file, crate::dbcommon::options_read_only())?
+    } else if args.file.exists() {
         Db::open(&args.file, crate::dbcommon::options())?
     } else {
         Db::create(&args.file, Options::default())?

@@ -206,3 +206,32 @@ fn put_in_a_transaction_creates_the_table() {
     assert!(stats.contains("\"fresh\": 2 keys"), "{stats}");
     assert!(!stats.contains("rolled"), "{stats}");
 }
+
+/// `shell --read-only` reads a database it may not (or need not) write: gets, scans and stats
+/// work, a put is refused with the read-only message, and the file is unchanged. There was no
+/// way to open the shell on a read-only file (the open failed with "permission denied ...
+/// open it read-only", which the shell could not).
+#[test]
+fn read_only_shell_reads_and_refuses_writes() {
+    let dir = TempDir::new("shell-read-only");
+    let file = setup(&dir);
+    let before = std::fs::read(&file).unwrap();
+    let output = artdb_with_input(&["shell", &file, "--read-only"], b"get k07\ncount\nstats\n");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("v07") && stdout.contains("45"), "{stdout}");
+    let output = artdb_with_input(&["shell", &file, "--read-only"], b"put k99 v\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("read-only"), "{stderr}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // A missing file is not created read-only.
+    let missing = dir.file("missing.artdb");
+    let output = artdb_with_input(&["shell", path_str(&missing), "--read-only"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(!missing.exists());
+}
