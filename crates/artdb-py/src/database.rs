@@ -16,18 +16,26 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Opens (or, with `create`, creates) the database file at `path`.
+/// Opens (or, with `create`, creates) the database file at `path`. `read_only`: a shared lock
+/// beside other read-only handles, writes refused, the file never created or written.
 #[pyfunction]
-#[pyo3(signature = (path, *, create=true, durability="sync"))]
-pub fn open(py: Python<'_>, path: PathBuf, create: bool, durability: &str) -> PyResult<Database> {
+#[pyo3(signature = (path, *, create=true, durability="sync", read_only=false))]
+pub fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    create: bool,
+    durability: &str,
+    read_only: bool,
+) -> PyResult<Database> {
     let durability = Durability::parse(durability)?;
     let options = Options {
         durability: durability.engine(),
+        read_only,
         ..Options::default()
     };
     let opened = py
         .allow_threads(|| {
-            if create && !path.exists() {
+            if create && !read_only && !path.exists() {
                 match Db::create(&path, options.clone()) {
                     // Created by someone else in between: open theirs.
                     Err(artdb::Error::AlreadyExists { .. }) => {}

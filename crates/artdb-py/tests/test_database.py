@@ -36,6 +36,27 @@ def test_open_bad_options(path):
         artdb.open(path, durability="sometimes")
 
 
+def test_read_only_open_reads_beside_readers_and_refuses_writes(path):
+    # There was no way to open a database one may not write (a chmod 444 file, another user's):
+    # open always asked for write access.
+    with artdb.open(path) as db:
+        db.table("t", create=True)[b"k"] = b"v"
+    before = path.read_bytes()
+    with artdb.open(path, read_only=True) as first, artdb.open(path, read_only=True) as second:
+        assert first.table("t")[b"k"] == b"v"
+        assert dict(second.table("t")) == {b"k": b"v"}
+        with pytest.raises(artdb.Error, match="read-only"):
+            first.table("t")[b"k2"] = b"v"
+        with pytest.raises(artdb.Error, match="read-only"):
+            first.create_table("u")
+        with pytest.raises(artdb.LockedError):
+            artdb.open(path)
+    assert path.read_bytes() == before
+    with pytest.raises(artdb.IoError):
+        artdb.open(path.parent / "missing.artdb", read_only=True)
+    assert not (path.parent / "missing.artdb").exists()
+
+
 def test_second_open_is_locked(db, path):
     with pytest.raises(artdb.LockedError, match="close that one first"):
         artdb.open(path)

@@ -20,8 +20,13 @@ def open(
     *,
     create: bool = True,
     durability: Durability = "sync",
+    read_only: bool = False,
 ) -> Database:
     """Opens the database file at ``path`` (creating it when absent and ``create``).
+
+    ``read_only=True``: a shared lock beside other read-only handles (any read-write handle
+    is excluded), writes raise ``artdb.Error`` ("opened read-only"), and the file is never
+    created or written (a database one may not write can be read).
 
     ``durability="sync"``: a commit returns once its write-ahead log record is on stable
     storage (concurrent commits share one fsync); ``"nosync"``: once the record is written (it
