@@ -247,6 +247,13 @@ impl<R: BufRead> DumpReader<R> {
             return Ok(None);
         };
         let key_line = self.line_number;
+        if key.len() > artdb_art::KEY_LEN_MAX {
+            return error(format!(
+                "line {key_line}: key of {} bytes is longer than the limit of {} bytes",
+                key.len(),
+                artdb_art::KEY_LEN_MAX
+            ));
+        }
         let Some(value) = self.data_line(format, &name, false)? else {
             return error(format!(
                 "line {}: DATA=END right after the key on line {key_line}, which has no value",

@@ -68,7 +68,18 @@ fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError> {
         )
         .into());
     }
-    Ok((parse_bytes(&fields[0])?, parse_bytes(&fields[1])?))
+    let at_line = |error: BoxError| -> BoxError { format!("line {number}: {error}").into() };
+    let key = parse_bytes(&fields[0]).map_err(at_line)?;
+    let value = parse_bytes(&fields[1]).map_err(at_line)?;
+    if key.len() > artdb_art::KEY_LEN_MAX {
+        return Err(format!(
+            "line {number}: key of {} bytes is longer than the limit of {} bytes",
+            key.len(),
+            artdb_art::KEY_LEN_MAX
+        )
+        .into());
+    }
+    Ok((key, value))
 }
 
 /// Reads the pairs of `input`, advancing `progress` by bytes read; a bad line (or a read error)
