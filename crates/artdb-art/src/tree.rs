@@ -369,25 +369,27 @@ impl Writer {
     }
 
     /// Makes the inner node in `slot` writable; returns its address. `inner` is the view of the
-    /// node in `slot`, which must not be used afterwards.
-    fn own(&mut self, slot: &mut [u8; 8], inner: &InnerRef<'_>) -> usize {
+    /// node in `slot`, which must not be used afterwards. A persisted image whose words carry
+    /// heap tags is an error (see [`check_persisted_words`]) and leaves `slot` as it was.
+    fn own(&mut self, slot: &mut [u8; 8], inner: &InnerRef<'_>) -> Result<usize, Error> {
         let bits = word::load(slot);
         if let Word::HeapNode(address) = word::decode(bits) {
             if inner.header().version() == self.version {
-                return address;
+                return Ok(address);
             }
             if self.registry.no_snapshots() {
                 // No snapshot is alive (and none can appear while the writer runs): nothing but
                 // the writer reaches this node, so it is adopted into the current version in
                 // place instead of copied.
                 inner_mut(address).header().set_version(self.version);
-                return address;
+                return Ok(address);
             }
         }
+        check_persisted_words(inner)?;
         let address = copy_inner(inner.image, self.version);
         *slot = word::heap_node(address).to_le_bytes();
         self.retire(bits);
-        address
+        Ok(address)
     }
 
     fn changed(&mut self) {
@@ -468,16 +470,16 @@ impl Writer {
             };
             let common = common_prefix_len(&key[depth..], inner.prefix);
             if common < inner.prefix.len() {
-                self.split_prefix(slot, depth, &inner, common, key, value);
+                self.split_prefix(slot, depth, &inner, common, key, value)?;
                 self.added();
                 return Ok(Upsert::Inserted);
             }
             let end = depth + inner.prefix.len();
             let Some(&byte) = key.get(end) else {
-                let old = resolver.slot_value(inner.value_slot(), end, None)?;
+                let old = resolver.slot_value(inner.value_slot(), end, inner.persisted)?;
                 let replacing = old.is_some();
                 let old = old.filter(|_| want_old).map(<[u8]>::to_vec);
-                let address = self.own(slot, &inner);
+                let address = self.own(slot, &inner)?;
                 self.set_value_slot(address, value, replacing);
                 return Ok(if replacing {
                     Upsert::Replaced(old)
@@ -487,7 +489,7 @@ impl Writer {
             };
             let has_child = inner.find(byte).is_some();
             let full = inner.count() >= node::capacity(inner.kind());
-            let address = self.own(slot, &inner);
+            let address = self.own(slot, &inner)?;
             if has_child {
                 match inner_mut(address).into_child_slot(byte) {
                     Some(child) => slot = child,
@@ -524,7 +526,8 @@ impl Writer {
     }
 
     fn added(&mut self) {
-        self.len += 1;
+        // Saturating, like `removed`: a damaged catalog can claim any length.
+        self.len = self.len.saturating_add(1);
         self.dirty = true;
     }
 
@@ -592,7 +595,8 @@ impl Writer {
         common: usize,
         key: &[u8],
         value: &[u8],
-    ) {
+    ) -> Result<(), Error> {
+        check_persisted_words(inner)?;
         let bits = word::load(slot);
         let mut entries = EntryList::new();
         inner.entries(&mut entries);
@@ -620,6 +624,7 @@ impl Writer {
         };
         *slot = build_inner(KIND_NODE4, &shape, &entries).to_le_bytes();
         self.retire(bits);
+        Ok(())
     }
 
     /// The owned node at `address` is full: replace it with the next kind plus the new child.
@@ -684,12 +689,12 @@ impl Writer {
                 Some(byte) => match inner.find(byte) {
                     None => return Ok(None),
                     Some(child) => matches!(
-                        resolver.resolve(word::load(child), end + 1, None)?,
+                        resolver.resolve(word::load(child), end + 1, inner.persisted)?,
                         Entry::Inline(_) | Entry::Leaf(_)
                     ),
                 },
             };
-            let address = self.own(slot, &inner);
+            let address = self.own(slot, &inner)?;
             let mut node = inner_mut(address);
             match (terminal, byte) {
                 (false, Some(byte)) => {
@@ -733,7 +738,10 @@ impl Writer {
     }
 
     fn removed(&mut self) {
-        self.len -= 1;
+        // Saturating: the length of a persisted tree comes from the engine's catalog, which a
+        // damaged file can understate (`verify` reports the mismatch; found by the engine's
+        // fuzz body, crates/artdb/tests/fuzz_body.rs).
+        self.len = self.len.saturating_sub(1);
         self.dirty = true;
     }
 
@@ -814,6 +822,7 @@ impl Writer {
             }
             Entry::Pack(pack) => self.pack_with_prefix_before(&pack, extra),
             Entry::Inner(inner) => {
+                check_persisted_words(&inner)?;
                 let mut prefix = Vec::with_capacity(extra.len() + inner.prefix.len());
                 prefix.extend_from_slice(extra);
                 prefix.extend_from_slice(inner.prefix);
@@ -831,6 +840,39 @@ impl Writer {
         self.retire(bits);
         Ok(moved)
     }
+}
+
+/// Rejects a persisted inner image whose value slot or a child word carries a heap tag, or names
+/// a persisted node at or above the image's own offset. Heap words are addresses in the process
+/// that made them, so a file holds them only by damage or craft; the order of offsets bounds
+/// every descent and the pages a checkpoint writes above the children. The resolver checks both
+/// below a persisted parent, but once the writer copies an image into the heap (`Writer::own`,
+/// `split_prefix`, `relocate`) its words sit below a heap parent and are trusted, so they are
+/// checked before the copy. (Regression, found by the engine's fuzz body,
+/// `crates/artdb/tests/fuzz_body.rs`: a log replay through such a node ended in a segmentation
+/// fault in `read_fast::step`.)
+fn check_persisted_words(inner: &InnerRef<'_>) -> Result<(), Error> {
+    let Some(offset) = inner.persisted else {
+        return Ok(());
+    };
+    let check = |bits| match word::decode(bits) {
+        Word::HeapNode(_) | Word::HeapLeaf(_) => Err(Error::persisted(
+            offset,
+            "a persisted node points to heap memory",
+        )),
+        Word::Persisted(child) if child >= offset => Err(Error::persisted(
+            offset,
+            format!("child offset {child} is not below its parent"),
+        )),
+        _ => Ok(()),
+    };
+    check(word::load(inner.value_slot()))?;
+    let mut start = 0usize;
+    while let Some((byte, slot)) = inner.next_from(start) {
+        check(word::load(slot))?;
+        start = usize::from(byte) + 1;
+    }
+    Ok(())
 }
 
 /// The value held by a (just unlinked) value word.

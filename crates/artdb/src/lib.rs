@@ -23,6 +23,8 @@
 mod bytes;
 pub mod db;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod io;
 mod store;
 pub mod txn;

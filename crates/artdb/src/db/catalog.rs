@@ -48,6 +48,12 @@ pub fn encode<'a>(entries: impl IntoIterator<Item = (&'a str, ChildWord, u64)>) 
     bytes
 }
 
+/// The most keys the tables of a catalog may claim together: 2^56 (even dense packs of empty
+/// values take more than 2^52 bytes of file for that many). A larger claim is damage; counters
+/// summed from the claims must not overflow (found by the engine's fuzz body,
+/// tests/fuzz_body.rs).
+pub const CATALOG_KEYS_MAX: u64 = 1 << 56;
+
 /// Parses a catalog blob read from byte `at`.
 pub fn decode(bytes: &[u8], at: u64) -> Result<Vec<CatalogEntry>> {
     let bad = |what| Error::corruption(at, CorruptionKind::Metadata(what));
@@ -57,6 +63,7 @@ pub fn decode(bytes: &[u8], at: u64) -> Result<Vec<CatalogEntry>> {
     let count = get_u32(bytes, 4) as usize;
     let mut entries: Vec<CatalogEntry> = Vec::new();
     let mut position = CATALOG_HEADER_LEN;
+    let mut keys_total = 0u64;
     for _ in 0..count {
         let name_len = bytes
             .get(position..position + 2)
@@ -74,6 +81,10 @@ pub fn decode(bytes: &[u8], at: u64) -> Result<Vec<CatalogEntry>> {
         let root = ChildWord::from_bits(root_bits).ok_or_else(|| bad("table root word"))?;
         if entries.last().is_some_and(|last| last.name >= name) {
             return Err(bad("catalog names out of order"));
+        }
+        keys_total = keys_total.saturating_add(len);
+        if keys_total > CATALOG_KEYS_MAX {
+            return Err(bad("catalog key counts"));
         }
         entries.push(CatalogEntry { name, root, len });
         position = end;
@@ -109,5 +120,17 @@ mod tests {
         assert!(decode(&swapped, 0).is_err());
         swapped.push(0);
         assert!(decode(&swapped, 0).is_err());
+        let claims = |lens: [u64; 2]| {
+            decode(
+                &encode([
+                    ("a", ChildWord::EMPTY, lens[0]),
+                    ("b", ChildWord::EMPTY, lens[1]),
+                ]),
+                0,
+            )
+        };
+        assert!(claims([CATALOG_KEYS_MAX - 1, 1]).is_ok());
+        assert!(claims([CATALOG_KEYS_MAX, 1]).is_err());
+        assert!(claims([u64::MAX, u64::MAX]).is_err());
     }
 }

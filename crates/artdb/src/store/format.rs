@@ -70,6 +70,11 @@ const SB_FLAG_LOG_CLOSED: u64 = 1;
 const SB_CRC_AT: usize = 124;
 /// Bytes of a superblock that are written (the rest of its page is zero).
 pub const SUPERBLOCK_LEN: usize = 128;
+/// The largest generation and covered LSN a superblock may hold: 2^62, which a checkpoint or a
+/// commit every nanosecond would take 146 years to reach. Larger values can only come from
+/// damage or craft, and the counters that start from them (the next generation, the next LSN)
+/// must not overflow (found by the engine's fuzz body, tests/fuzz_body.rs).
+pub const SB_COUNTER_MAX: u64 = 1 << 62;
 const _: () = assert!(SB_CRC_AT + 4 == SUPERBLOCK_LEN);
 const _: () = assert!(SB_WAL_POSITION_AT + 8 <= SB_FLAGS_AT);
 const _: () = assert!(SB_FLAGS_AT + 8 <= SB_CRC_AT);
@@ -253,8 +258,14 @@ impl Superblock {
         if superblock.file_id != file_id {
             return Err(field("file_id"));
         }
-        if superblock.generation == 0 || Superblock::slot(superblock.generation) != slot {
+        if superblock.generation == 0
+            || superblock.generation > SB_COUNTER_MAX
+            || Superblock::slot(superblock.generation) != slot
+        {
             return Err(field("generation"));
+        }
+        if superblock.wal_position > SB_COUNTER_MAX {
+            return Err(field("wal_position"));
         }
         let pages_len = superblock
             .page_count
@@ -331,5 +342,23 @@ mod tests {
             assert!(!Superblock::is_sealed(&flipped), "byte {i}");
             assert!(Superblock::decode(&flipped, at, 1, 7).is_err(), "byte {i}");
         }
+    }
+
+    #[test]
+    fn counters_past_the_maximum_are_refused() {
+        // The next generation and the next LSN are computed from these: no overflow.
+        let at = SUPERBLOCK_OFFSETS[0];
+        let decode = |superblock: Superblock| {
+            let slot = Superblock::slot(superblock.generation);
+            Superblock::decode(&superblock.encode(), at, slot, 7)
+        };
+        assert!(decode(sample(SB_COUNTER_MAX)).is_ok());
+        assert!(decode(sample(SB_COUNTER_MAX + 2)).is_err());
+        assert!(decode(sample(u64::MAX - 1)).is_err());
+        let mut covered = sample(4);
+        covered.wal_position = SB_COUNTER_MAX;
+        assert!(decode(covered).is_ok());
+        covered.wal_position = u64::MAX;
+        assert!(decode(covered).is_err());
     }
 }

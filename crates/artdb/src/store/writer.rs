@@ -17,7 +17,7 @@ use super::page::{
 };
 use super::source::PageSource;
 use super::space::SpaceMap;
-use crate::error::{Error, Result};
+use crate::error::{CorruptionKind, Error, Result};
 use crate::io::Storage;
 
 /// Pages being filled at once.
@@ -93,6 +93,15 @@ impl<'s> PageWriter<'s> {
         self.counts.images += 1;
         // The page holding the largest child is not free, so a new page must lie above it.
         let page_min = children_offset_max.map_or(0, |max| max / PAGE_SIZE + 1);
+        if page_min > self.space.page_count() {
+            // A child past the end of the file: only a damaged or crafted image names one (the
+            // tree's copy of it kept the word), and allocating up to it would map every page
+            // in between (found by the fuzz body, tests/fuzz_body.rs).
+            return Err(Error::corruption(
+                children_offset_max.unwrap_or(0),
+                CorruptionKind::NodeOffset,
+            ));
+        }
         if image.len() > PACKED_IMAGE_LEN_MAX {
             return self.write_extent(image, page_min);
         }
