@@ -338,8 +338,9 @@ fn env(name: &str) -> Option<u64> {
 
 #[test]
 fn fuzz_body_survives_mutated_databases() {
-    // A fixed seed unless asked otherwise: an open bug (the ignored test below) is within reach
-    // of random runs, and CI must not fail by chance. `ARTDB_FUZZ_SEED=random` explores.
+    // A fixed seed unless asked otherwise, so that CI does not fail by chance on a bug a random
+    // run finds first (replay it, reduce it to a test, fix it). `ARTDB_FUZZ_SEED=random`
+    // explores.
     let seed: u64 = match std::env::var("ARTDB_FUZZ_SEED").as_deref() {
         Ok("random") => rand::thread_rng().gen(),
         _ => env("ARTDB_FUZZ_SEED").unwrap_or(DEFAULT_SEED),
@@ -438,16 +439,14 @@ fn bad_persisted_child_words_are_corruption() {
     println!("{tried} bad child words");
 }
 
-/// Open bug, found by this body (seed 5613367555425836025 case 10402, `dev` profile; the same
-/// on main before this test landed): a crafted file (seed database 1, bytes flipped, a node
-/// image changed, the log changed, resealed) opened read-write; `write_a_little`'s remove
-/// rebuilds a leaf pack (`pack_write::rebuild_without`), and after the checkpoint
-/// `cow::collect` frees that pack twice ("double free or corruption", glibc aborts the
-/// process; valgrind: invalid read in `leaf::heap_leaf_len` from `cow.rs:142`). Not reduced
-/// further; the writer's pack and reclamation code is outside this change. Run with
-/// `cargo test -p artdb --test fuzz_body -- --ignored double_free`.
+/// Regression, found by this body (seed 5613367555425836025 case 10402): a crafted file (seed
+/// database 1, bytes flipped, a node image changed, the log changed, resealed) holds a Node48
+/// whose index names one child slot for two bytes. Opened read-write, `write_a_little`'s writes
+/// copied that node into the heap as it was, so the new leaf pack written into the shared slot
+/// had two parents, and the checkpoint's `retire_tree` retired it twice: a double free ("double
+/// free or corruption", glibc abort). The writer now checks a persisted node's shape before it
+/// copies it (`tree.rs`, `check_persisted_shape`) and reports `Error::Persisted`.
 #[test]
-#[ignore = "open bug: double free of a rebuilt leaf pack after a crafted file (aborts the process)"]
 fn double_free_after_a_pack_removal_in_a_crafted_file() {
     run_case(&seeds(), case_seed(5_613_367_555_425_836_025, 10_402));
 }

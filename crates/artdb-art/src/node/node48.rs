@@ -51,6 +51,11 @@ impl Node48 {
         &self.index
     }
 
+    /// The raw child slots (for the writer's check of a persisted image it copies).
+    pub fn slots(&self) -> &[[u8; 8]; NODE48_CAPACITY] {
+        &self.children
+    }
+
     pub fn add(&mut self, byte: u8, word: u64) {
         let Some(slot) = self.children.iter().position(|child| *child == [0; 8]) else {
             debug_assert!(false, "Node48 add on a full node");
