@@ -28,33 +28,45 @@ const KEYS_KEPT: usize = 48;
 /// Pairs read from each short range or prefix scan.
 const SCAN_PAIRS: usize = 4;
 
-const PAGE: usize = 32 * 1024;
-const HEADER_CRC_AT: usize = 60;
-const SUPERBLOCK_COPIES: [usize; 4] = [PAGE, PAGE + PAGE / 2, 2 * PAGE, 2 * PAGE + PAGE / 2];
-const SUPERBLOCK_MAGIC: &[u8; 8] = b"artdbSB1";
-const SB_CATALOG_OFFSET_AT: usize = 32;
-const SB_CATALOG_LEN_AT: usize = 40;
-const SB_CATALOG_CRC_AT: usize = 44;
-const SB_SPACE_OFFSET_AT: usize = 48;
-const SB_SPACE_LEN_AT: usize = 56;
-const SB_SPACE_CRC_AT: usize = 64;
-const SB_CRC_AT: usize = 124;
-const DATA_PAGE_FIRST: usize = 3;
-const PAGE_KIND_AT: usize = 4;
-const PAGE_KIND_PACKED: u8 = 1;
-const PAGE_KIND_EXTENT: u8 = 2;
-const PAGE_EXTENT_PAGES_AT: usize = 8;
+// The layout, from the format modules themselves (so a format change cannot leave the reseal
+// behind), as the `usize` offsets this module indexes with.
+use crate::store::layout as file;
+use crate::wal::layout as log;
+const PAGE: usize = file::PAGE_SIZE as usize;
+const HEADER_CRC_AT: usize = file::HEADER_CRC_AT;
+const SUPERBLOCK_COPIES: [usize; 4] = [
+    (file::SUPERBLOCK_OFFSETS[0] + file::SUPERBLOCK_COPY_OFFSETS[0]) as usize,
+    (file::SUPERBLOCK_OFFSETS[0] + file::SUPERBLOCK_COPY_OFFSETS[1]) as usize,
+    (file::SUPERBLOCK_OFFSETS[1] + file::SUPERBLOCK_COPY_OFFSETS[0]) as usize,
+    (file::SUPERBLOCK_OFFSETS[1] + file::SUPERBLOCK_COPY_OFFSETS[1]) as usize,
+];
+const SUPERBLOCK_MAGIC: &[u8; 8] = &file::SUPERBLOCK_MAGIC;
+const SB_CATALOG_OFFSET_AT: usize = file::SB_CATALOG_OFFSET_AT;
+const SB_CATALOG_LEN_AT: usize = file::SB_CATALOG_LEN_AT;
+const SB_CATALOG_CRC_AT: usize = file::SB_CATALOG_CRC_AT;
+const SB_SPACE_OFFSET_AT: usize = file::SB_SPACE_OFFSET_AT;
+const SB_SPACE_LEN_AT: usize = file::SB_SPACE_LEN_AT;
+const SB_SPACE_CRC_AT: usize = file::SB_SPACE_CRC_AT;
+const SB_CRC_AT: usize = file::SB_CRC_AT;
+const DATA_PAGE_FIRST: usize = file::DATA_PAGE_FIRST as usize;
+const PAGE_KIND_AT: usize = file::PAGE_KIND_AT;
+const PAGE_KIND_PACKED: u8 = file::PAGE_KIND_PACKED;
+const PAGE_KIND_EXTENT: u8 = file::PAGE_KIND_EXTENT;
+const PAGE_EXTENT_PAGES_AT: usize = file::PAGE_EXTENT_PAGES_AT;
 
-const LOG_MAGIC: &[u8; 8] = b"ARTDBLOG";
-const LOG_HEADER_SLOTS: [usize; 2] = [0, 512];
-const LH_FILE_ID_AT: usize = 16;
-const LH_EPOCH_AT: usize = 24;
-const LH_CRC_AT: usize = 56;
-const LOG_HEADER_LEN: usize = 64;
-const LOG_DATA_START: usize = 4096;
-const LR_HEADER_LEN: usize = 32;
-const LR_CRC_AT: usize = 4;
-const LR_LSN_AT: usize = 8;
+const LOG_MAGIC: &[u8; 8] = &log::LOG_MAGIC;
+const LOG_HEADER_SLOTS: [usize; 2] = [
+    log::LOG_HEADER_OFFSETS[0] as usize,
+    log::LOG_HEADER_OFFSETS[1] as usize,
+];
+const LH_FILE_ID_AT: usize = log::LH_FILE_ID_AT;
+const LH_EPOCH_AT: usize = log::LH_EPOCH_AT;
+const LH_CRC_AT: usize = log::LH_CRC_AT;
+const LOG_HEADER_LEN: usize = log::LOG_HEADER_LEN;
+const LOG_DATA_START: usize = crate::wal::LOG_DATA_START as usize;
+const LR_HEADER_LEN: usize = log::LOG_RECORD_HEADER_LEN;
+const LR_CRC_AT: usize = log::LR_CRC_AT;
+const LR_LSN_AT: usize = log::LR_LSN_AT;
 
 /// Opens `db` (with `wal` as its log, or no log) read-only, as a salvage of the previous
 /// checkpoint and read-write, and exercises every read path of each (and, read-write, a small

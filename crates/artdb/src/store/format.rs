@@ -43,7 +43,7 @@ const HEADER_MAGIC_AT: usize = 0;
 const HEADER_VERSION_AT: usize = 8;
 const HEADER_PAGE_SIZE_AT: usize = 12;
 const HEADER_FILE_ID_AT: usize = 16;
-const HEADER_CRC_AT: usize = 60;
+pub(crate) const HEADER_CRC_AT: usize = 60;
 /// Bytes of the header that are written (the rest of page 0 is zero).
 pub const HEADER_LEN: usize = 64;
 const _: () = assert!(HEADER_CRC_AT + 4 == HEADER_LEN);
@@ -56,18 +56,18 @@ const SB_MAGIC_AT: usize = 0;
 const SB_FILE_ID_AT: usize = 8;
 const SB_GENERATION_AT: usize = 16;
 const SB_PAGE_COUNT_AT: usize = 24;
-const SB_CATALOG_OFFSET_AT: usize = 32;
-const SB_CATALOG_LEN_AT: usize = 40;
-const SB_CATALOG_CRC_AT: usize = 44;
-const SB_SPACE_OFFSET_AT: usize = 48;
-const SB_SPACE_LEN_AT: usize = 56;
-const SB_SPACE_CRC_AT: usize = 64;
+pub(crate) const SB_CATALOG_OFFSET_AT: usize = 32;
+pub(crate) const SB_CATALOG_LEN_AT: usize = 40;
+pub(crate) const SB_CATALOG_CRC_AT: usize = 44;
+pub(crate) const SB_SPACE_OFFSET_AT: usize = 48;
+pub(crate) const SB_SPACE_LEN_AT: usize = 56;
+pub(crate) const SB_SPACE_CRC_AT: usize = 64;
 const SB_WAL_POSITION_AT: usize = 72;
 const SB_FLAGS_AT: usize = 80;
 /// Bit of the superblock's flags: written at close, the log holds nothing past
 /// `wal_position` (see [`Superblock::log_closed`]).
 const SB_FLAG_LOG_CLOSED: u64 = 1;
-const SB_CRC_AT: usize = 124;
+pub(crate) const SB_CRC_AT: usize = 124;
 /// Bytes of a superblock that are written (the rest of its page is zero).
 pub const SUPERBLOCK_LEN: usize = 128;
 /// The largest generation and covered LSN a superblock may hold: 2^62, which a checkpoint or a

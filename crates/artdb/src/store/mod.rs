@@ -37,6 +37,17 @@ pub(crate) mod format_helpers {
     pub(crate) use super::format::{get_u16, get_u32, get_u64};
 }
 mod page;
+/// The file's layout constants the fuzz module (`crate::fuzz`) reseals mutated files with.
+pub(crate) mod layout {
+    pub(crate) use super::format::{
+        DATA_PAGE_FIRST, HEADER_CRC_AT, PAGE_SIZE, SB_CATALOG_CRC_AT, SB_CATALOG_LEN_AT,
+        SB_CATALOG_OFFSET_AT, SB_CRC_AT, SB_SPACE_CRC_AT, SB_SPACE_LEN_AT, SB_SPACE_OFFSET_AT,
+        SUPERBLOCK_COPY_OFFSETS, SUPERBLOCK_MAGIC, SUPERBLOCK_OFFSETS,
+    };
+    pub(crate) use super::page::{
+        PAGE_EXTENT_PAGES_AT, PAGE_KIND_AT, PAGE_KIND_EXTENT, PAGE_KIND_PACKED,
+    };
+}
 mod source;
 mod space;
 mod writer;

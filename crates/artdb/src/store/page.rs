@@ -18,9 +18,9 @@ pub const NODE_IMAGE_ALIGN: u64 = 8;
 pub const PACKED_IMAGE_LEN_MAX: usize = PAGE_SIZE as usize - PAGE_HEADER_LEN;
 
 const PAGE_CRC_AT: usize = 0;
-const PAGE_KIND_AT: usize = 4;
+pub(crate) const PAGE_KIND_AT: usize = 4;
 const PAGE_USED_AT: usize = 6;
-const PAGE_EXTENT_PAGES_AT: usize = 8;
+pub(crate) const PAGE_EXTENT_PAGES_AT: usize = 8;
 const PAGE_GENERATION_AT: usize = 16;
 const _: () = assert!(PAGE_GENERATION_AT + 8 == PAGE_HEADER_LEN);
 const _: () = assert!(PAGE_HEADER_LEN as u64 % NODE_IMAGE_ALIGN == 0);

@@ -24,7 +24,7 @@ pub const LOG_DATA_START: u64 = 4096;
 pub const LOG_RECORD_ALIGN: u64 = 8;
 /// Format version written in the header.
 pub const LOG_FORMAT_VERSION: u32 = 1;
-const LOG_MAGIC: [u8; 8] = *b"ARTDBLOG";
+pub(crate) const LOG_MAGIC: [u8; 8] = *b"ARTDBLOG";
 
 /// Header fields (offsets inside a header slot).
 pub const LH_MAGIC_AT: usize = 0;

@@ -23,6 +23,13 @@
 mod format;
 
 pub use format::{Op, OpRef, LOG_DATA_START, LOG_RECORD_PAYLOAD_BYTES_MAX};
+/// The log's layout constants the fuzz module (`crate::fuzz`) reseals mutated logs with.
+pub(crate) mod layout {
+    pub(crate) use super::format::{
+        LH_CRC_AT, LH_EPOCH_AT, LH_FILE_ID_AT, LOG_HEADER_LEN, LOG_HEADER_OFFSETS, LOG_MAGIC,
+        LOG_RECORD_HEADER_LEN, LR_CRC_AT, LR_LSN_AT,
+    };
+}
 
 use crate::error::{CorruptionKind, Error, Result};
 use crate::io::Storage;
