@@ -50,9 +50,10 @@ fn measured(tree: &mut Tree, mode: &str, keys: &[[u8; 8]], value: &[u8]) -> u64 
                     .sum::<u64>();
             }
         }
-        "seek" => {
-            // W1's scan: seek to a present key, then read 100 pairs in order (counted as keys
-            // read, as W1 reports Mkeys/s; the rate printed is per seek).
+        "seek" | "seekprev" => {
+            // W1's scan: seek to a present key, then read 100 pairs in order, forwards (`seek`)
+            // or backwards (`seekprev`); the rate printed is per seek.
+            let forward = mode == "seek";
             let mut cursor = tree.cursor();
             for key in keys {
                 let mut valid = cursor.seek(key).unwrap();
@@ -60,20 +61,12 @@ fn measured(tree: &mut Tree, mode: &str, keys: &[[u8; 8]], value: &[u8]) -> u64 
                 while valid && read < 100 {
                     sum += cursor.value()[0] as u64;
                     read += 1;
-                    valid = read < 100 && cursor.next().unwrap();
-                }
-            }
-        }
-        "seekprev" => {
-            // The same backwards: seek, then 100 pairs in descending order.
-            let mut cursor = tree.cursor();
-            for key in keys {
-                let mut valid = cursor.seek(key).unwrap();
-                let mut read = 0;
-                while valid && read < 100 {
-                    sum += cursor.value()[0] as u64;
-                    read += 1;
-                    valid = read < 100 && cursor.prev().unwrap();
+                    valid = read < 100
+                        && if forward {
+                            cursor.next().unwrap()
+                        } else {
+                            cursor.prev().unwrap()
+                        };
                 }
             }
         }

@@ -147,12 +147,12 @@ impl<'a> Cursor<'a> {
     }
 
     /// [`Cursor::seek`] for a target within the key limit; once there, starts loading the
-    /// next siblings a forward scan will enter ([`Cursor::prefetch_siblings`]).
+    /// next siblings a forward scan will enter ([`prefetch_siblings`]).
     fn seek_within_limit(&mut self, target: &[u8]) -> Result<bool, Error> {
         let found = self.seek_path(target)?;
         if found {
             if let Some(frame) = self.stack.last() {
-                prefetch_siblings(frame.node, frame.position as usize);
+                prefetch_siblings(frame.node, frame.position as usize, true);
             }
         }
         Ok(found)
@@ -366,7 +366,7 @@ impl<'a> Cursor<'a> {
             match node.next_from(frame.position as usize) {
                 Some((byte, child)) => {
                     frame.position = byte as u16 + 1;
-                    prefetch_siblings(node, byte as usize + 1);
+                    prefetch_siblings(node, byte as usize + 1, true);
                     self.key.truncate(end);
                     self.key.push(byte);
                     if self.descend(child, end + 1, node.persisted, false)? {
@@ -400,7 +400,7 @@ impl<'a> Cursor<'a> {
             match node.prev_before(frame.position as usize - 1) {
                 Some((byte, child)) => {
                     frame.position = byte as u16 + 1;
-                    prefetch_siblings_before(node, byte as usize);
+                    prefetch_siblings(node, byte as usize, false);
                     self.key.truncate(end);
                     self.key.push(byte);
                     if self.descend(child, end + 1, node.persisted, true)? {
@@ -509,32 +509,25 @@ impl<'a> Cursor<'a> {
 /// next pack while the current one is read.
 const SIBLINGS_AHEAD: usize = 2;
 
-/// Starts loading the first [`SIBLINGS_AHEAD`] children of `node` at byte `start` or above
-/// (their first lines: [`crate::read::prefetch_scan`]). No effect on results.
+/// Starts loading the first lines of the [`SIBLINGS_AHEAD`] children of `node` a scan enters
+/// next ([`crate::read::prefetch_scan`]): forward, those at byte `from` or above; backward,
+/// those below byte `from`, nearest first (a pack is entered at its last entry then, so for
+/// packs over four lines only the header arrives early; small packs, the case that needs it,
+/// arrive whole). No effect on results.
 #[inline]
-fn prefetch_siblings(node: InnerRef<'_>, start: usize) {
-    let mut start = start;
+fn prefetch_siblings(node: InnerRef<'_>, from: usize, forward: bool) {
+    let mut at = from;
     for _ in 0..SIBLINGS_AHEAD {
-        let Some((byte, slot)) = node.next_from(start) else {
+        let next = if forward {
+            node.next_from(at)
+        } else {
+            node.prev_before(at)
+        };
+        let Some((byte, slot)) = next else {
             return;
         };
         crate::read::prefetch_scan(word::load(slot));
-        start = byte as usize + 1;
-    }
-}
-
-/// [`prefetch_siblings`] for a backward step: the children of `node` below byte `end`, nearest
-/// first. A pack is entered at its last entry, so for packs over four lines only the header
-/// arrives early; small packs (the case that needs it) arrive whole.
-#[inline]
-fn prefetch_siblings_before(node: InnerRef<'_>, end: usize) {
-    let mut end = end;
-    for _ in 0..SIBLINGS_AHEAD {
-        let Some((byte, slot)) = node.prev_before(end) else {
-            return;
-        };
-        crate::read::prefetch_scan(word::load(slot));
-        end = byte as usize;
+        at = usize::from(byte) + usize::from(forward);
     }
 }
 
