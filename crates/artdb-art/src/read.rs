@@ -296,12 +296,11 @@ impl<'a> View<'a> {
         let Some(source) = self.resolver.source else {
             return self.get_slow(key, self.root, 0, None);
         };
-        match read_persisted::get(region, self.root, 0, None, key) {
-            Quick::Done(value) => Ok(value),
-            Quick::Slow(at, at_depth, at_parent) => {
-                self.get_persisted_rest(source, key, at, at_depth, at_parent)
-            }
-        }
+        self.finish_quick(
+            source,
+            key,
+            read_persisted::get(region, self.root, 0, None, key),
+        )
     }
 
     /// `get` for a view whose persisted root `root` was checked by a [`PointReader`] (through
@@ -318,12 +317,11 @@ impl<'a> View<'a> {
         let Some(source) = self.resolver.source else {
             return self.get_slow(key, self.root, 0, None);
         };
-        match read_persisted::get_below_root(region, self.root, root, key) {
-            Quick::Done(value) => Ok(value),
-            Quick::Slow(at, at_depth, at_parent) => {
-                self.get_persisted_rest(source, key, at, at_depth, at_parent)
-            }
-        }
+        self.finish_quick(
+            source,
+            key,
+            read_persisted::get_below_root(region, self.root, root, key),
+        )
     }
 
     /// `get` from `slot` at `depth` where the heap fast path stopped (reached through heap
@@ -345,7 +343,23 @@ impl<'a> View<'a> {
         let Some(region) = source.quick_region() else {
             return self.get_slow(key, slot, depth, None);
         };
-        match read_persisted::get(&region, slot, depth, None, key) {
+        self.finish_quick(
+            source,
+            key,
+            read_persisted::get(&region, slot, depth, None, key),
+        )
+    }
+
+    /// The answer of a quick persisted walk (`read_persisted`): its value, or the checked rest
+    /// of the lookup from where it stopped.
+    #[inline(always)]
+    fn finish_quick(
+        &self,
+        source: &'a dyn NodeSource,
+        key: &[u8],
+        quick: Quick<'a>,
+    ) -> Result<Option<&'a [u8]>, Error> {
+        match quick {
             Quick::Done(value) => Ok(value),
             Quick::Slow(at, at_depth, at_parent) => {
                 self.get_persisted_rest(source, key, at, at_depth, at_parent)
