@@ -17,7 +17,6 @@ use std::process::Command;
 /// Runs `artdb args` with the file size limited to `limit_bytes` (SIGXFSZ ignored, so writes
 /// past it fail with EFBIG), with `input` on standard input.
 fn artdb_limited(args: &[&str], limit_bytes: u64, input: &[u8]) -> std::process::Output {
-    use std::io::Write;
     let mut command = Command::new("sh");
     command
         .arg("-c")
@@ -26,19 +25,8 @@ fn artdb_limited(args: &[&str], limit_bytes: u64, input: &[u8]) -> std::process:
             limit_bytes / 512
         ))
         .arg(env!("CARGO_BIN_EXE_artdb"))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().expect("run sh");
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output().expect("wait for sh");
-    let _ = writer.join();
-    output
+        .args(args);
+    output_with_input(command, input)
 }
 
 fn tables(file: &str) -> Vec<String> {

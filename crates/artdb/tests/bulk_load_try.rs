@@ -31,6 +31,20 @@ fn pairs(
     })
 }
 
+/// `table` of `db` holds the `len` pairs [`pairs`] makes (its length and one pair), and the
+/// database verifies.
+fn assert_loaded(db: &Db, table: &str, len: u64) {
+    let read = db.read();
+    let table = read.table(table).unwrap();
+    assert_eq!(table.len(), len);
+    assert_eq!(
+        table.get(b"key00012345").unwrap(),
+        Some(&12_345u64.to_le_bytes()[..])
+    );
+    drop(read);
+    assert!(db.verify().unwrap().is_ok());
+}
+
 #[test]
 fn failing_input_leaves_table_empty_and_nothing_checkpointed() {
     let dir = tempfile::tempdir().unwrap();
@@ -54,15 +68,7 @@ fn failing_input_leaves_table_empty_and_nothing_checkpointed() {
     assert!(db.verify().unwrap().is_ok());
     db.close().unwrap();
     let db = Db::open(&path, Options::default()).unwrap();
-    let read = db.read();
-    let table = read.table("t").unwrap();
-    assert_eq!(table.len(), 50_000);
-    assert_eq!(
-        table.get(b"key00012345").unwrap(),
-        Some(&12_345u64.to_le_bytes()[..])
-    );
-    drop(read);
-    assert!(db.verify().unwrap().is_ok());
+    assert_loaded(&db, "t", 50_000);
 }
 
 #[test]
@@ -123,15 +129,7 @@ fn a_load_into_a_new_table_leaves_no_table_when_it_fails() {
     drop(db);
     let db = Db::open(&path, Options::default()).unwrap();
     assert_eq!(db.table_names(), ["empty", "new", "old"]);
-    let read = db.read();
-    let table = read.table("new").unwrap();
-    assert_eq!(table.len(), 20_000);
-    assert_eq!(
-        table.get(b"key00012345").unwrap(),
-        Some(&12_345u64.to_le_bytes()[..])
-    );
-    drop(read);
-    assert!(db.verify().unwrap().is_ok());
+    assert_loaded(&db, "new", 20_000);
 }
 
 /// A transaction that created the same table while a load made it cannot commit over it.

@@ -17,20 +17,27 @@ pub fn artdb(args: &[&str]) -> Output {
 
 /// Runs `artdb` with `args` and `input` on standard input.
 pub fn artdb_with_input(args: &[&str], input: &[u8]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_artdb"));
+    command.args(args);
+    output_with_input(command, input)
+}
+
+/// Runs `command` with `input` on standard input (written from another thread, so a child that
+/// writes much output before reading all its input cannot deadlock) and collects its output.
+pub fn output_with_input(mut command: Command, input: &[u8]) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_artdb"))
-        .args(args)
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run artdb");
+        .expect("run the command");
     let mut stdin = child.stdin.take().expect("piped stdin");
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
-    let output = child.wait_with_output().expect("wait for artdb");
+    let output = child.wait_with_output().expect("wait for the command");
     let _ = writer.join();
     output
 }
