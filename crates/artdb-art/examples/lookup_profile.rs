@@ -157,6 +157,25 @@ fn main() {
          {cpu_rate} Mops per CPU second",
         probe.len() as f64 / elapsed.as_secs_f64() / 1e6
     );
+    let rss = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    println!("{rss}");
+    let arena = artdb_art::arena_stats();
+    let held = arena.chunks * (2 << 20);
+    println!(
+        "image arena: {} chunks ({:.1} MiB), {:.1} MiB live in {} images ({:.1}% of the chunks)",
+        arena.chunks,
+        held as f64 / (1 << 20) as f64,
+        arena.live_bytes as f64 / (1 << 20) as f64,
+        arena.live_images,
+        100.0 * arena.live_bytes as f64 / held.max(1) as f64
+    );
 }
 
 /// User + system CPU time of this thread in clock ticks (Linux `/proc`; `None` elsewhere).

@@ -35,6 +35,7 @@
 //! `node/search.rs` (SSE2), `read.rs`/`cow.rs`/`tree.rs` (calls into them, each with its
 //! `SAFETY` argument). Run the tests under valgrind after changing any of them (docs/art.md).
 
+mod arena;
 mod bulk;
 mod cow;
 mod cursor;
@@ -55,6 +56,7 @@ mod verify;
 mod word;
 mod write_fast;
 
+pub use arena::{arena_stats, ArenaStats};
 pub use cow::Snapshot;
 pub use cursor::{Cursor, Iter, Pair};
 pub use error::Error;

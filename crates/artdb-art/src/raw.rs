@@ -56,8 +56,12 @@ fn layout(size: usize) -> Layout {
     // ok: unreachable, see above
 }
 
-/// Allocates a zeroed image of `size` bytes and returns its address (nonzero, 8-aligned).
+/// Allocates a zeroed image of `size` bytes and returns its address (nonzero, 8-aligned): from
+/// the image arena (`arena.rs`) when it serves that size, else from the global allocator.
 pub(crate) fn alloc_image(size: usize) -> usize {
+    if crate::arena::serves(size) {
+        return crate::arena::alloc(size);
+    }
     let layout = layout(size);
     // SAFETY: the layout has nonzero size (at least IMAGE_ALIGN bytes).
     let pointer = unsafe { alloc::alloc_zeroed(layout) };
@@ -73,6 +77,10 @@ pub(crate) fn alloc_image(size: usize) -> usize {
 /// - `address` was returned by [`alloc_image`] with this same `size` and was not freed yet;
 /// - no reference into the image is used afterwards (invariant 3).
 pub(crate) unsafe fn free_image(address: usize, size: usize) {
+    if crate::arena::serves(size) {
+        // SAFETY: `alloc_image(size)` took it from the arena (the same size decides), once.
+        return unsafe { crate::arena::free(address, size) };
+    }
     // SAFETY: the caller guarantees the allocation came from `alloc_image(size)`, so it was made
     // with exactly `layout(size)`.
     unsafe { alloc::dealloc(address as *mut u8, layout(size)) }

@@ -1,0 +1,567 @@
+//! The image arena: heap images of [`ARENA_IMAGE_MIN`]..=[`ARENA_IMAGE_MAX`] bytes (packs,
+//! Node48s, Node256s: the images a lookup in a large tree reads) come from 2 MiB chunks that are
+//! advised for transparent huge pages once the arena holds [`HUGE_FROM_CHUNKS`] chunks.
+//!
+//! Why: a lookup in a tree of 10M keys reads a Node256 slot and a pack, each on its own 4 KiB
+//! page, so each one missed the TLB and paid a page walk (two-dimensional in a virtual machine).
+//! A 2 MiB page covers 512 times as much: W1's lookups stop paying the walks (see
+//! docs/art.md, "Image arena"). Small images (leaves, Node4, Node16) stay with the global
+//! allocator: they are many, short-lived on copy-on-write paths, and served faster by its
+//! thread caches; a small tree never makes a chunk.
+//!
+//! The chunks come from the global allocator (so a process's allocator statistics see every
+//! byte the arena holds, free space included) and are handed back to it as soon as none of
+//! their images is live. Inside a chunk the arena is a two-level segregated fit allocator
+//! (free blocks in 16 size bins per power of two, found through two bitmaps, O(1) per
+//! allocation and free), with boundary tags so that a freed block merges with free neighbours at
+//! once. One mutex guards it: an arena allocation is a pack copy or a large node, whose own
+//! copying costs far more than the lock.
+//!
+//! `ARTDB_IMAGE_ARENA=off` in the environment (read once, at the first image allocation) sends
+//! every image to the global allocator instead, e.g. for a memory checker that should see each
+//! image as its own allocation.
+//!
+//! Block layout (every block starts 8 bytes before a 16-byte boundary, so payloads are
+//! 16-aligned, as the system allocator's):
+//! - header (8 bytes): the block's size in bytes (a multiple of 16, header included) in the low
+//!   32 bits, [`FREE`] when the block is free, [`PREV_FREE`] when the block before it is free;
+//! - a free block holds the addresses of the next and previous free blocks of its bin at +8 and
+//!   +16, and its size again in its last 8 bytes (the footer the next block's [`PREV_FREE`]
+//!   points at);
+//! - a chunk's first 8 bytes are unused, its first block starts at offset 8, and its last 8
+//!   bytes are a header of size 0 that is never free (the end sentinel).
+
+use std::alloc::{self, Layout};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+
+/// Bytes per chunk (and its alignment): one huge page.
+pub(crate) const CHUNK_LEN: usize = 2 << 20;
+/// The smallest image the arena serves.
+pub(crate) const ARENA_IMAGE_MIN: usize = 512;
+/// The largest image the arena serves (larger ones, long values in leaves, are rare).
+pub(crate) const ARENA_IMAGE_MAX: usize = 256 << 10;
+/// Chunks the arena must hold before new chunks are advised for huge pages (below that, a
+/// small tree's chunk costs no 2 MiB page fault).
+pub(crate) const HUGE_FROM_CHUNKS: usize = 4;
+
+const HEADER: usize = 8;
+const ALIGN: usize = 16;
+const BLOCK_MIN: usize = 32;
+const SIZE_MASK: u64 = (1 << 32) - 1;
+const FREE: u64 = 1 << 32;
+const PREV_FREE: u64 = 1 << 33;
+/// The span blocks can cover in a chunk: from offset 8 to the sentinel.
+const CHUNK_SPAN: usize = CHUNK_LEN - 2 * HEADER;
+
+/// Free blocks of a request's own bin looked at before the bins that surely hold it.
+const OWN_BIN_SCAN: usize = 8;
+/// Second-level bins per power of two.
+const SL_LOG2: u32 = 4;
+const SL: usize = 1 << SL_LOG2;
+/// Sizes below this have exact bins of 16 bytes (first level 0).
+const SMALL: usize = SL * ALIGN;
+/// First-level bins: level 0 for small sizes, then one per power of two from SMALL up to the
+/// chunk span.
+const FL: usize = 1 + (usize::BITS - CHUNK_LEN.leading_zeros()) as usize - 8;
+
+const _: () = assert!(SMALL == 256 && CHUNK_LEN.is_power_of_two());
+const _: () = assert!(ARENA_IMAGE_MAX + HEADER + BLOCK_MIN <= CHUNK_SPAN);
+
+/// The bin of a free block of `size` bytes (rounded down: every block in it is at least the
+/// bin's lower bound).
+#[inline]
+fn bin_of(size: usize) -> (usize, usize) {
+    if size < SMALL {
+        return (0, size / ALIGN);
+    }
+    let log = usize::BITS - 1 - size.leading_zeros();
+    let first = (log - 7) as usize;
+    let second = (size >> (log - SL_LOG2)) - SL;
+    (first, second)
+}
+
+/// The first bin whose every block holds `size` bytes.
+#[inline]
+fn bin_holding(size: usize) -> (usize, usize) {
+    if size < SMALL {
+        return bin_of(size);
+    }
+    let log = usize::BITS - 1 - size.leading_zeros();
+    bin_of(size + (1 << (log - SL_LOG2)) - 1)
+}
+
+/// What the arena holds: the free lists and how much memory it has.
+struct State {
+    first_bitmap: u32,
+    second_bitmaps: [u32; FL],
+    /// Head block of each bin's free list (0: empty).
+    heads: [[usize; SL]; FL],
+    /// Chunks held.
+    chunks: usize,
+    /// Bytes in live blocks (headers and rounding included).
+    live_bytes: usize,
+    /// Live images.
+    live_images: usize,
+    /// Bytes the live images asked for (their sizes, without headers and rounding).
+    image_bytes: usize,
+    /// Images allocated since the process started.
+    allocations: u64,
+}
+
+static ARENA: Mutex<State> = Mutex::new(State {
+    first_bitmap: 0,
+    second_bitmaps: [0; FL],
+    heads: [[0; SL]; FL],
+    chunks: 0,
+    live_bytes: 0,
+    live_images: 0,
+    image_bytes: 0,
+    allocations: 0,
+});
+
+/// 0: not read yet, 1: the arena serves images, 2: `ARTDB_IMAGE_ARENA=off`.
+static ENABLED: AtomicU8 = AtomicU8::new(0);
+
+/// Whether an image of `size` bytes comes from (and goes back to) the arena.
+#[inline]
+pub(crate) fn serves(size: usize) -> bool {
+    (ARENA_IMAGE_MIN..=ARENA_IMAGE_MAX).contains(&size) && enabled()
+}
+
+#[inline]
+fn enabled() -> bool {
+    match ENABLED.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let off = std::env::var_os("ARTDB_IMAGE_ARENA").is_some_and(|v| v == "off");
+            // The first reader decides; a racing reader of the same environment agrees.
+            let chosen = if off { 2 } else { 1 };
+            match ENABLED.compare_exchange(0, chosen, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => chosen == 1,
+                Err(seen) => seen == 1,
+            }
+        }
+    }
+}
+
+/// What the arena holds right now (for statistics and tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArenaStats {
+    /// 2 MiB chunks held (each taken from the global allocator).
+    pub chunks: usize,
+    /// Bytes of those chunks (what the global allocator handed the arena).
+    pub held_bytes: usize,
+    /// Bytes of live images in them, with their 8-byte headers and rounding.
+    pub live_bytes: usize,
+    /// Live images.
+    pub live_images: usize,
+    /// Bytes the live images asked for: their sizes, without the arena's headers, rounding and
+    /// free space (what a global allocator's statistics would count for them).
+    pub image_bytes: usize,
+    /// Images allocated from the arena since the process started.
+    pub allocations: u64,
+}
+
+/// What the image arena holds right now: chunks, live bytes and images (see the crate's
+/// docs/art.md, "Image arena").
+pub fn arena_stats() -> ArenaStats {
+    let state = lock();
+    ArenaStats {
+        chunks: state.chunks,
+        held_bytes: state.chunks * CHUNK_LEN,
+        live_bytes: state.live_bytes,
+        live_images: state.live_images,
+        image_bytes: state.image_bytes,
+        allocations: state.allocations,
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, State> {
+    // No code under the lock panics; a poisoned lock still guards consistent lists.
+    ARENA
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn chunk_layout() -> Layout {
+    // A power of two, aligned to itself: always a valid layout.
+    Layout::from_size_align(CHUNK_LEN, CHUNK_LEN).unwrap_or(Layout::new::<u64>())
+    // ok: valid
+}
+
+/// The block size that serves an image of `size` bytes.
+#[inline]
+fn block_len(size: usize) -> usize {
+    ((size + HEADER + ALIGN - 1) & !(ALIGN - 1)).max(BLOCK_MIN)
+}
+
+/// Reads the 8-byte word at `address`.
+///
+/// # Safety
+/// `address` is 8-aligned and inside a chunk the arena holds (under the lock).
+#[inline]
+unsafe fn read(address: usize) -> u64 {
+    // SAFETY: an aligned word of a live chunk (caller).
+    unsafe { (address as *const u64).read() }
+}
+
+/// Writes the 8-byte word at `address`.
+///
+/// # Safety
+/// As for [`read`], and no live image covers `address`.
+#[inline]
+unsafe fn write(address: usize, word: u64) {
+    // SAFETY: an aligned word of a live chunk outside every live image (caller).
+    unsafe { (address as *mut u64).write(word) }
+}
+
+impl State {
+    /// Links the free block at `block` of `size` bytes into its bin and writes its header (with
+    /// `prev_free`), its footer, and the next block's [`PREV_FREE`].
+    ///
+    /// # Safety
+    /// `block..block + size` is a block of a held chunk that no live image covers, and the
+    /// block after it starts at `block + size`.
+    unsafe fn insert(&mut self, block: usize, size: usize, prev_free: u64) {
+        let (first, second) = bin_of(size);
+        let head = self.heads[first][second];
+        // SAFETY: header, links and footer lie inside the free block; the next block's header
+        // lies inside the chunk (the sentinel at worst) (caller).
+        unsafe {
+            write(block, size as u64 | FREE | prev_free);
+            write(block + 8, head as u64);
+            write(block + 16, 0);
+            write(block + size - 8, size as u64);
+            if head != 0 {
+                write(head + 16, block as u64);
+            }
+            let next = block + size;
+            write(next, read(next) | PREV_FREE);
+        }
+        self.heads[first][second] = block;
+        self.first_bitmap |= 1 << first;
+        self.second_bitmaps[first] |= 1 << second;
+    }
+
+    /// Unlinks the free block at `block` of `size` bytes from its bin.
+    ///
+    /// # Safety
+    /// `block` is a free block of that size, linked in its bin.
+    unsafe fn unlink(&mut self, block: usize, size: usize) {
+        let (first, second) = bin_of(size);
+        // SAFETY: the links of a free block (caller), and of its neighbours in the list.
+        unsafe {
+            let next = read(block + 8) as usize;
+            let prev = read(block + 16) as usize;
+            if prev != 0 {
+                write(prev + 8, next as u64);
+            } else {
+                self.heads[first][second] = next;
+            }
+            if next != 0 {
+                write(next + 16, prev as u64);
+            }
+        }
+        if self.heads[first][second] == 0 {
+            self.second_bitmaps[first] &= !(1 << second);
+            if self.second_bitmaps[first] == 0 {
+                self.first_bitmap &= !(1 << first);
+            }
+        }
+    }
+
+    /// A free block of at least `size` bytes, if any list holds one.
+    fn find(&self, size: usize) -> Option<usize> {
+        // First the size's own bin, whose blocks may be smaller than the size: the first few
+        // that hold it (a hole left by a smaller image that grew is reused before fresh space).
+        let (own_first, own_second) = bin_of(size);
+        let mut block = self.heads[own_first][own_second];
+        for _ in 0..OWN_BIN_SCAN {
+            if block == 0 {
+                break;
+            }
+            // SAFETY: a listed free block's header and link (the lock is held).
+            let (header, next) = unsafe { (read(block), read(block + 8) as usize) };
+            if (header & SIZE_MASK) as usize >= size {
+                return Some(block);
+            }
+            block = next;
+        }
+        let (first, second) = bin_holding(size);
+        if first >= FL {
+            return None;
+        }
+        let above = self.second_bitmaps[first] & (u32::MAX << second);
+        let (first, second) = if above != 0 {
+            (first, above.trailing_zeros() as usize)
+        } else {
+            let firsts = self.first_bitmap & u32::MAX.checked_shl(first as u32 + 1).unwrap_or(0);
+            if firsts == 0 {
+                return None;
+            }
+            let first = firsts.trailing_zeros() as usize;
+            (first, self.second_bitmaps[first].trailing_zeros() as usize)
+        };
+        Some(self.heads[first][second])
+    }
+
+    /// Takes a new chunk from the global allocator and lists it as one free block.
+    fn grow(&mut self) {
+        let layout = chunk_layout();
+        // SAFETY: the layout has nonzero size.
+        let base = unsafe { alloc::alloc(layout) } as usize;
+        if base == 0 {
+            alloc::handle_alloc_error(layout);
+        }
+        self.chunks += 1;
+        if self.chunks >= HUGE_FROM_CHUNKS {
+            advise_huge(base);
+        }
+        // SAFETY: the chunk is ours and holds no image: the sentinel at its end, then its one
+        // free block (which sets the sentinel's PREV_FREE).
+        unsafe {
+            write(base + CHUNK_LEN - HEADER, 0);
+            self.insert(base + HEADER, CHUNK_SPAN, 0);
+        }
+    }
+}
+
+/// Allocates a zeroed image of `size` bytes ([`serves`] holds) and returns its address
+/// (16-aligned).
+pub(crate) fn alloc(size: usize) -> usize {
+    let need = block_len(size);
+    let mut state = lock();
+    let block = match state.find(need) {
+        Some(block) => block,
+        None => {
+            state.grow();
+            match state.find(need) {
+                Some(block) => block,
+                // A new chunk's block holds any size the arena serves (asserted above).
+                None => alloc::handle_alloc_error(chunk_layout()),
+            }
+        }
+    };
+    // SAFETY: `block` heads a bin's list: a free block of a held chunk, at least `need` bytes.
+    unsafe {
+        let header = read(block);
+        let size_held = (header & SIZE_MASK) as usize;
+        state.unlink(block, size_held);
+        let prev_free = header & PREV_FREE;
+        if size_held - need >= BLOCK_MIN {
+            write(block, need as u64 | prev_free);
+            state.insert(block + need, size_held - need, 0);
+        } else {
+            write(block, size_held as u64 | prev_free);
+            let next = block + size_held;
+            write(next, read(next) & !PREV_FREE);
+        }
+        state.live_bytes += (read(block) & SIZE_MASK) as usize;
+    }
+    state.live_images += 1;
+    state.image_bytes += size;
+    state.allocations += 1;
+    drop(state);
+    let address = block + HEADER;
+    // SAFETY: the payload is this caller's now: `size` bytes of the block after its header.
+    unsafe { core::ptr::write_bytes(address as *mut u8, 0, size) };
+    address
+}
+
+/// Frees an image the arena allocated.
+///
+/// # Safety
+/// `address` was returned by [`alloc`] for an image of `size` bytes and not freed yet, and no
+/// reference into it is used afterwards.
+pub(crate) unsafe fn free(address: usize, size: usize) {
+    let mut block = address - HEADER;
+    let mut state = lock();
+    // SAFETY: a live block's header (caller).
+    let header = unsafe { read(block) };
+    let mut len = (header & SIZE_MASK) as usize;
+    // A header that is free, or of another size than the image's, means a double free or a
+    // caller's size that changed: the lists would be corrupted, so stop here.
+    if header & FREE != 0 || len < block_len(size) || len - block_len(size) >= BLOCK_MIN {
+        drop(state);
+        arena_corrupt(address, size, header);
+    }
+    state.live_bytes -= len;
+    state.live_images -= 1;
+    state.image_bytes -= size;
+    // SAFETY: the block and its neighbours lie in one held chunk: the next block starts at
+    // `block + len` (the sentinel at worst, never free), and PREV_FREE says the previous block
+    // is free and its footer holds its size.
+    unsafe {
+        let next = block + len;
+        let next_header = read(next);
+        if next_header & FREE != 0 {
+            let next_len = (next_header & SIZE_MASK) as usize;
+            state.unlink(next, next_len);
+            len += next_len;
+        }
+        if header & PREV_FREE != 0 {
+            let prev_len = read(block - 8) as usize;
+            block -= prev_len;
+            state.unlink(block, prev_len);
+            len += prev_len;
+        }
+        let base = block & !(CHUNK_LEN - 1);
+        if block == base + HEADER && len == CHUNK_SPAN {
+            state.chunks -= 1;
+            drop(state);
+            // SAFETY: the whole chunk is free and unlisted; it came from `alloc` with this
+            // layout.
+            alloc::dealloc(base as *mut u8, chunk_layout());
+            return;
+        }
+        // The block before a free block is never free (merged above).
+        state.insert(block, len, 0);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn arena_corrupt(address: usize, size: usize, header: u64) -> ! {
+    // An internal invariant broke (raw.rs invariant 1): continuing would hand out memory twice.
+    eprintln!(
+        "artdb: image arena: free of {address:#x} ({size} bytes) found header {header:#x} \
+         (a double free or a size mismatch); aborting"
+    );
+    std::process::abort()
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge(base: usize) {
+    extern "C" {
+        fn madvise(
+            address: *mut core::ffi::c_void,
+            len: usize,
+            advice: core::ffi::c_int,
+        ) -> core::ffi::c_int;
+    }
+    const MADV_HUGEPAGE: core::ffi::c_int = 14;
+    // SAFETY: a hint on a whole chunk this arena holds (page-aligned, CHUNK_LEN bytes); it
+    // changes no contents, and a failure (e.g. no THP support) leaves ordinary pages.
+    unsafe {
+        madvise(base as *mut core::ffi::c_void, CHUNK_LEN, MADV_HUGEPAGE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge(_base: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arena is process-wide and other tests of this crate allocate from it at the same
+    /// time, so these tests check their own images (contents, no overlap, alignment) and the
+    /// bins' arithmetic, not the arena's global counts.
+    fn fill(address: usize, size: usize, byte: u8) {
+        // SAFETY: an image this test allocated and owns.
+        unsafe { core::ptr::write_bytes(address as *mut u8, byte, size) };
+    }
+
+    fn check(address: usize, size: usize, byte: u8) -> bool {
+        // SAFETY: an image this test allocated and owns.
+        let bytes = unsafe { core::slice::from_raw_parts(address as *const u8, size) };
+        bytes.iter().all(|&b| b == byte)
+    }
+
+    #[test]
+    fn bins_bound_their_blocks() {
+        let sizes = (BLOCK_MIN..70_000)
+            .step_by(ALIGN)
+            .chain((70_000..CHUNK_SPAN).step_by(4_096 + ALIGN))
+            .chain([CHUNK_SPAN]);
+        let mut last = (0, 0);
+        for size in sizes {
+            let bin = bin_of(size);
+            assert!(bin.0 < FL && bin.1 < SL, "{size}");
+            assert!(bin >= last, "bins grow with the size: {size}");
+            last = bin;
+            let holding = bin_holding(size);
+            assert!(holding >= bin, "{size}");
+            // Every block listed in the bin a search starts from (or above) holds the size.
+            for other in (size.saturating_sub(2_048).max(BLOCK_MIN)..size).step_by(ALIGN) {
+                assert!(
+                    bin_of(other) < holding,
+                    "{other} listed where {size} is searched"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn images_are_zeroed_aligned_and_disjoint() {
+        let mut next = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = move || {
+            next ^= next << 13;
+            next ^= next >> 7;
+            next ^= next << 17;
+            next
+        };
+        let mut live: Vec<(usize, usize, u8)> = Vec::new();
+        for round in 0..20_000u32 {
+            if live.len() > 400 || (random() % 3 == 0 && !live.is_empty()) {
+                let at = random() as usize % live.len();
+                let (address, size, byte) = live.swap_remove(at);
+                assert!(check(address, size, byte), "image changed under its owner");
+                // SAFETY: allocated below with this size, freed once.
+                unsafe { free(address, size) };
+            } else {
+                let size = match random() % 4 {
+                    0 => ARENA_IMAGE_MIN + random() as usize % 64,
+                    1 => 2064,
+                    2 => ARENA_IMAGE_MIN + random() as usize % 20_000,
+                    _ => ARENA_IMAGE_MIN + random() as usize % (ARENA_IMAGE_MAX - ARENA_IMAGE_MIN),
+                };
+                let address = alloc(size);
+                assert_eq!(address % ALIGN, 0);
+                assert!(check(address, size, 0), "a new image is zeroed");
+                let byte = (round % 251) as u8 + 1;
+                fill(address, size, byte);
+                live.push((address, size, byte));
+            }
+        }
+        for (address, size, byte) in live {
+            assert!(check(address, size, byte));
+            // SAFETY: allocated above with this size, freed once.
+            unsafe { free(address, size) };
+        }
+    }
+
+    #[test]
+    fn threads_allocate_and_free_at_once() {
+        let handles: Vec<_> = (0..4u8)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    let mut live = Vec::new();
+                    for i in 0..5_000usize {
+                        let size = ARENA_IMAGE_MIN + (i * 97 + usize::from(t) * 31) % 9_000;
+                        let address = alloc(size);
+                        fill(address, size, t + 1);
+                        live.push((address, size));
+                        if i % 3 == 0 {
+                            let (address, size) = live.swap_remove(i % live.len());
+                            assert!(check(address, size, t + 1));
+                            // SAFETY: allocated by this thread with this size, freed once.
+                            unsafe { free(address, size) };
+                        }
+                    }
+                    live
+                })
+            })
+            .collect();
+        // Free every thread's survivors on this thread (frees cross threads in the tree too).
+        for (t, handle) in handles.into_iter().enumerate() {
+            for (address, size) in handle.join().unwrap() {
+                assert!(check(address, size, t as u8 + 1));
+                // SAFETY: allocated by thread t with this size, freed once.
+                unsafe { free(address, size) };
+            }
+        }
+    }
+}
