@@ -9,9 +9,11 @@
 //! allocator: they are many, short-lived on copy-on-write paths, and served faster by its
 //! thread caches; a small tree never makes a chunk.
 //!
-//! The chunks come from the global allocator (so a process's allocator statistics see every
-//! byte the arena holds, free space included) and are handed back to it as soon as none of
-//! their images is live. Inside a chunk the arena is a two-level segregated fit allocator
+//! On Linux the chunks are anonymous mappings of their own (`mmap`), unmapped as soon as none of
+//! their images is live: a chunk handed back leaves no huge-page advice on memory that the
+//! global allocator would reuse for other code, and its pages go back to the system at once.
+//! Elsewhere they come from the global allocator. Either way [`arena_stats`] reports what the
+//! arena holds (a global allocator's statistics do not see mapped chunks: W1 adds it). Inside a chunk the arena is a two-level segregated fit allocator
 //! (free blocks in 16 size bins per power of two, found through two bitmaps, O(1) per
 //! allocation and free), with boundary tags so that a freed block merges with free neighbours at
 //! once. One mutex guards it: an arena allocation is a pack copy or a large node, whose own
@@ -151,7 +153,8 @@ fn enabled() -> bool {
 pub struct ArenaStats {
     /// 2 MiB chunks held (each taken from the global allocator).
     pub chunks: usize,
-    /// Bytes of those chunks (what the global allocator handed the arena).
+    /// Bytes of those chunks (mapped from the system, or taken from the global allocator where
+    /// there is no `mmap`).
     pub held_bytes: usize,
     /// Bytes of live images in them, with their 8-byte headers and rounding.
     pub live_bytes: usize,
@@ -185,6 +188,7 @@ fn lock() -> std::sync::MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The layout reported when the system has no memory for a chunk.
 fn chunk_layout() -> Layout {
     // A power of two, aligned to itself: always a valid layout.
     Layout::from_size_align(CHUNK_LEN, CHUNK_LEN).unwrap_or(Layout::new::<u64>())
@@ -307,18 +311,12 @@ impl State {
         Some(self.heads[first][second])
     }
 
-    /// Takes a new chunk from the global allocator and lists it as one free block.
+    /// Takes a new chunk and lists it as one free block.
     fn grow(&mut self) {
-        let layout = chunk_layout();
-        // SAFETY: the layout has nonzero size.
-        let base = unsafe { alloc::alloc(layout) } as usize;
-        if base == 0 {
-            alloc::handle_alloc_error(layout);
-        }
+        let Some(base) = chunk_source::take(self.chunks + 1 >= HUGE_FROM_CHUNKS) else {
+            alloc::handle_alloc_error(chunk_layout());
+        };
         self.chunks += 1;
-        if self.chunks >= HUGE_FROM_CHUNKS {
-            advise_huge(base);
-        }
         // SAFETY: the chunk is ours and holds no image: the sentinel at its end, then its one
         // free block (which sets the sentinel's PREV_FREE).
         unsafe {
@@ -411,9 +409,8 @@ pub(crate) unsafe fn free(address: usize, size: usize) {
         if block == base + HEADER && len == CHUNK_SPAN {
             state.chunks -= 1;
             drop(state);
-            // SAFETY: the whole chunk is free and unlisted; it came from `alloc` with this
-            // layout.
-            alloc::dealloc(base as *mut u8, chunk_layout());
+            // SAFETY: the whole chunk is free and unlisted; it came from `chunk_source::take`.
+            chunk_source::give_back(base);
             return;
         }
         // The block before a free block is never free (merged above).
@@ -432,25 +429,87 @@ fn arena_corrupt(address: usize, size: usize, header: u64) -> ! {
     std::process::abort()
 }
 
-#[cfg(target_os = "linux")]
-fn advise_huge(base: usize) {
-    extern "C" {
-        fn madvise(
-            address: *mut core::ffi::c_void,
-            len: usize,
-            advice: core::ffi::c_int,
-        ) -> core::ffi::c_int;
+/// Where chunks come from: their own anonymous mappings on Linux (so a chunk handed back leaves
+/// no huge-page advice behind on memory the global allocator reuses for others, and its pages go
+/// back to the system at once), the global allocator elsewhere.
+mod chunk_source {
+    use super::CHUNK_LEN;
+
+    /// A new chunk of `CHUNK_LEN` bytes aligned to `CHUNK_LEN`, advised for huge pages when
+    /// `huge`; `None` when the system has no memory for it.
+    #[cfg(target_os = "linux")]
+    pub(super) fn take(huge: bool) -> Option<usize> {
+        let span = 2 * CHUNK_LEN;
+        // SAFETY: a new private anonymous mapping; no existing memory is touched.
+        let start = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                span,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if start == libc::MAP_FAILED {
+            return None;
+        }
+        let start = start as usize;
+        let base = (start + CHUNK_LEN - 1) & !(CHUNK_LEN - 1);
+        // SAFETY: the parts of the new mapping before and after the aligned chunk are ours and
+        // unused; unmapping them leaves exactly the chunk. Page-aligned: `start` is (a mapping)
+        // and so are `base` and `base + CHUNK_LEN`.
+        unsafe {
+            if base > start {
+                libc::munmap(start as *mut libc::c_void, base - start);
+            }
+            let end = start + span;
+            if end > base + CHUNK_LEN {
+                libc::munmap(
+                    (base + CHUNK_LEN) as *mut libc::c_void,
+                    end - base - CHUNK_LEN,
+                );
+            }
+            if huge {
+                // A hint on the chunk's own mapping; a failure (no THP) leaves 4 KiB pages.
+                libc::madvise(base as *mut libc::c_void, CHUNK_LEN, libc::MADV_HUGEPAGE);
+            }
+        }
+        Some(base)
     }
-    const MADV_HUGEPAGE: core::ffi::c_int = 14;
-    // SAFETY: a hint on a whole chunk this arena holds (page-aligned, CHUNK_LEN bytes); it
-    // changes no contents, and a failure (e.g. no THP support) leaves ordinary pages.
-    unsafe {
-        madvise(base as *mut core::ffi::c_void, CHUNK_LEN, MADV_HUGEPAGE);
+
+    /// Hands back a chunk [`take`] returned.
+    ///
+    /// # Safety
+    /// `base` came from [`take`], was not handed back yet, and nothing in it is used again.
+    #[cfg(target_os = "linux")]
+    pub(super) unsafe fn give_back(base: usize) {
+        // SAFETY: the chunk's whole mapping, unused from now on (caller).
+        unsafe {
+            libc::munmap(base as *mut libc::c_void, CHUNK_LEN);
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn layout() -> std::alloc::Layout {
+        // A power of two, aligned to itself: always a valid layout.
+        std::alloc::Layout::from_size_align(CHUNK_LEN, CHUNK_LEN)
+            .unwrap_or(std::alloc::Layout::new::<u64>()) // ok: valid, see above
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn take(_huge: bool) -> Option<usize> {
+        // SAFETY: the layout has nonzero size.
+        let base = unsafe { std::alloc::alloc(layout()) } as usize;
+        (base != 0).then_some(base)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) unsafe fn give_back(base: usize) {
+        // SAFETY: `base` came from `take`, that is from `alloc` with this layout (caller).
+        unsafe { std::alloc::dealloc(base as *mut u8, layout()) }
     }
 }
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge(_base: usize) {}
 
 #[cfg(test)]
 mod tests {

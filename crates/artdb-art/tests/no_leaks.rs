@@ -51,8 +51,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Live bytes: the global allocator's, and the image arena's (its live images by the bytes they
+/// asked for, and its chunks: packs and large nodes live there, outside the global allocator).
 fn live() -> isize {
-    LIVE_BYTES.load(Ordering::SeqCst)
+    let arena = artdb_art::arena_stats();
+    LIVE_BYTES.load(Ordering::SeqCst) + arena.image_bytes as isize + arena.held_bytes as isize
+}
+
+/// Allocations so far: the global allocator's and the image arena's.
+fn allocations() -> isize {
+    ALLOCATIONS.load(Ordering::SeqCst) + artdb_art::arena_stats().allocations as isize
 }
 
 /// Builds a tree with snapshots interleaved with writes; returns them for dropping.
@@ -176,7 +184,7 @@ fn all_memory_returned_in_any_drop_order() {
     let mut tree = Tree::new();
     let reader = tree.snapshot();
     let inserts = 20_000u32;
-    let allocations_before = ALLOCATIONS.load(Ordering::SeqCst);
+    let allocations_before = allocations();
     for i in 0..inserts {
         tree.insert(&i.to_be_bytes(), &(i as u64).to_le_bytes()[..7])
             .unwrap();
@@ -184,7 +192,7 @@ fn all_memory_returned_in_any_drop_order() {
         tree.insert(&wide.to_be_bytes(), &wide.to_le_bytes())
             .unwrap();
     }
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - allocations_before;
+    let allocations = allocations() - allocations_before;
     assert!(
         allocations < inserts as isize,
         "{allocations} allocations for {} inserts",
@@ -231,22 +239,22 @@ fn set_replacing_allocates_nothing_for_the_old_value() {
     // Single leaves (a wide key alone under its first byte) are immutable: replacing one
     // allocates the new leaf, nothing else.
     let leaves = tree.stats().leaves as isize;
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = allocations();
     for key in &short {
         assert!(tree.set(key, b"ghijkl").unwrap());
     }
     for key in &wide {
         assert!(tree.set(key, &[7u8; 8]).unwrap());
     }
-    let set_allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let set_allocations = allocations() - before;
+    let before = allocations();
     for key in &short {
         assert_eq!(
             tree.insert(key, b"mnopqr").unwrap().as_deref(),
             Some(&b"ghijkl"[..])
         );
     }
-    let insert_allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    let insert_allocations = allocations() - before;
     assert!(
         set_allocations <= leaves,
         "set allocated {set_allocations} times ({leaves} single leaves)"

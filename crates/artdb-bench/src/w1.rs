@@ -10,8 +10,10 @@
 //!
 //! One run, per structure (one structure alive at a time; each is dropped before the next is
 //! built): `fillrandom` (N inserts in random order; memory = allocator bytes after minus before,
-//! per key, counting what artdb's image arena's images asked for as the allocator counts every
-//! other allocation; `memory held` counts the arena's chunks whole), `readrandom` (N present keys in another random order), `readmissing` (N/10 absent
+//! per key; artdb's packs and large nodes live in its image arena's own mapped chunks, which
+//! the counting allocator does not see, so the bytes those images asked for are added, as the
+//! counting allocator counts every other allocation by the size asked for, without the system
+//! allocator's headers and free space; `memory held` adds the arena's chunks whole instead), `readrandom` (N present keys in another random order), `readmissing` (N/10 absent
 //! keys), `readbatch` (the readrandom keys through a batched lookup: artdb's `get_many`, 32 keys
 //! per call; peers have none), `seekrandom` (seek to a random present key, read 100 pairs;
 //! reported in Mkeys/s, pairs read per second), `deleterandom` (remove every key, random order).
@@ -115,10 +117,10 @@ fn run_checked(args: Args) -> Result<(), BenchError> {
         println!("note: {note}");
     }
     println!(
-        "note: memory = allocator bytes after the fill minus before, per key (artdb's image \
-         arena: the bytes its images asked for); memory held = the same with the arena's chunks \
-         counted whole, free space included; a/<peer> = artdb's figure / the peer's (readbatch: \
-         artdb's get_many vs the peer's readrandom)"
+        "note: memory = allocator bytes after the fill minus before, per key (plus, for artdb, \
+         the bytes its image arena's images asked for); memory held = the same with the arena's \
+         chunks counted whole, free space included; a/<peer> = artdb's figure / the peer's \
+         (readbatch: artdb's get_many vs the peer's readrandom)"
     );
     if let Some(path) = &args.json {
         std::fs::write(path, report::json(&header, &figures)?)
@@ -305,16 +307,19 @@ where
     let n = keys.fill.len() as f64;
     let mut rates = Vec::new();
     flush_deferred_frees();
-    let arena_before = arena_slack();
+    let arena_before = artdb_art::arena_stats();
     let before = crate::alloc::live_bytes();
     let mut structure = S::new();
     let started = Instant::now();
     structure.fill(&keys.fill)?;
     rates.push((Op::Fill, Some(n / started.elapsed().as_secs_f64() / 1e6)));
     flush_deferred_frees();
-    let held = crate::alloc::live_bytes() - before;
-    let held_bytes_per_key = held as f64 / n;
-    let bytes_per_key = (held - (arena_slack() - arena_before)) as f64 / n;
+    let global = crate::alloc::live_bytes() - before;
+    let arena = artdb_art::arena_stats();
+    let arena_images = arena.image_bytes as isize - arena_before.image_bytes as isize;
+    let arena_held = arena.held_bytes as isize - arena_before.held_bytes as isize;
+    let bytes_per_key = (global + arena_images) as f64 / n;
+    let held_bytes_per_key = (global + arena_held) as f64 / n;
     {
         let reader = structure.reader();
         let read = timed(threads, &keys.read, |chunk| reader.read(chunk))?;
@@ -430,16 +435,6 @@ fn checked(
         .into());
     }
     Ok(operations as f64 / seconds / 1e6)
-}
-
-/// The bytes artdb's image arena holds beyond what its images asked for: its chunks' free space,
-/// block headers and rounding. The counting allocator sees the arena's 2 MiB chunks whole, where
-/// for every other allocation it sees the size asked for (not the system allocator's own headers,
-/// rounding and free space), so W1's `memory` row takes this out and its `memory held` row keeps
-/// it (docs/benchmarks.md, "Image arena").
-fn arena_slack() -> isize {
-    let arena = artdb_art::arena_stats();
-    arena.held_bytes as isize - arena.image_bytes as isize
 }
 
 /// Lets the epoch-based structures (congee, SkipMap) free what they deferred, so that the

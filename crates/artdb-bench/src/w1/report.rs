@@ -7,8 +7,9 @@
 //! operations per second, except for `seekrandom`, where it is millions of pairs read per
 //! second (Mkeys/s: each seek reads 100 pairs). `bytes_per_key` is the structure's allocator
 //! bytes after the fill minus before, divided by N; it is repeated on every row of the structure.
-//! `held_bytes_per_key` is the same with the free space inside artdb's image arena counted too
-//! (its 2 MiB chunks whole: see `w1.rs`); for the peers it equals `bytes_per_key`.
+//! For artdb it includes the bytes its image arena's images asked for (the arena maps its own
+//! chunks: see `w1.rs`); `held_bytes_per_key` counts those chunks whole, free space included.
+//! For the peers the two are equal.
 
 use std::fmt::Write as _;
 
