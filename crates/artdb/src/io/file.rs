@@ -321,9 +321,15 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn huge_pages_only_for_files_that_fit_in_memory() {
-        assert!(huge_pages_suit(1 << 20), "a 1 MiB file stays cached on any test machine");
+        assert!(
+            huge_pages_suit(1 << 20),
+            "a 1 MiB file stays cached on any test machine"
+        );
         assert!(!huge_pages_suit(u64::MAX));
-        assert!(!huge_pages_suit(1 << 60), "an exabyte is more than a quarter of memory");
+        assert!(
+            !huge_pages_suit(1 << 60),
+            "an exabyte is more than a quarter of memory"
+        );
     }
 
     #[test]
