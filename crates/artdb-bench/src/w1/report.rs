@@ -192,39 +192,27 @@ pub fn table(header: &RunHeader, figures: &[StructureFigures]) -> String {
         }
         out.push('\n');
     }
-    let _ = write!(out, "{:<13} {:<8}", "memory", "B/key");
-    for figure in figures {
-        let _ = write!(out, " {:>9}", format!("{:.1}", figure.bytes_per_key));
-    }
-    if let Some(artdb) = artdb {
-        for peer in &peers {
-            let _ = write!(
-                out,
-                " {:>11}",
-                ratio(Some(artdb.bytes_per_key), Some(peer.bytes_per_key))
-            );
+    let memory_rows: [(&str, MemoryFigure); 2] = [
+        ("memory", |figure| figure.bytes_per_key),
+        ("memory held", |figure| figure.held_bytes_per_key),
+    ];
+    for (label, bytes) in memory_rows {
+        let _ = write!(out, "{:<13} {:<8}", label, "B/key");
+        for figure in figures {
+            let _ = write!(out, " {:>9}", format!("{:.1}", bytes(figure)));
         }
-    }
-    out.push('\n');
-    let _ = write!(out, "{:<13} {:<8}", "memory held", "B/key");
-    for figure in figures {
-        let _ = write!(out, " {:>9}", format!("{:.1}", figure.held_bytes_per_key));
-    }
-    if let Some(artdb) = artdb {
-        for peer in &peers {
-            let _ = write!(
-                out,
-                " {:>11}",
-                ratio(
-                    Some(artdb.held_bytes_per_key),
-                    Some(peer.held_bytes_per_key)
-                )
-            );
+        if let Some(artdb) = artdb {
+            for peer in &peers {
+                let _ = write!(out, " {:>11}", ratio(Some(bytes(artdb)), Some(bytes(peer))));
+            }
         }
+        out.push('\n');
     }
-    out.push('\n');
     out
 }
+
+/// Reads one memory figure (bytes per key) of a structure, for a memory row of the table.
+type MemoryFigure = fn(&StructureFigures) -> f64;
 
 fn cell(rate: Option<f64>) -> String {
     match rate {
