@@ -48,26 +48,32 @@ pub(crate) const ARENA_IMAGE_MAX: usize = 256 << 10;
 pub(crate) const HUGE_FROM_CHUNKS: usize = 4;
 
 const HEADER: usize = 8;
+/// Payload alignment (and block size granule).
 const ALIGN: usize = 16;
-const BLOCK_MIN: usize = 32;
+/// The smallest block: a header, two links and a footer, in whole granules.
+const BLOCK_MIN: usize = if ALIGN >= 32 { ALIGN } else { 32 };
+/// Where a chunk's first block starts: its payload then starts at `ALIGN`.
+const FIRST_BLOCK_AT: usize = ALIGN - HEADER;
 const SIZE_MASK: u64 = (1 << 32) - 1;
 const FREE: u64 = 1 << 32;
 const PREV_FREE: u64 = 1 << 33;
-/// The span blocks can cover in a chunk: from offset 8 to the sentinel.
-const CHUNK_SPAN: usize = CHUNK_LEN - 2 * HEADER;
+/// The span blocks can cover in a chunk: from the first block to the sentinel.
+const CHUNK_SPAN: usize = CHUNK_LEN - FIRST_BLOCK_AT - HEADER;
 
 /// Free blocks of a request's own bin looked at before the bins that surely hold it.
 const OWN_BIN_SCAN: usize = 8;
 /// Second-level bins per power of two.
 const SL_LOG2: u32 = 4;
 const SL: usize = 1 << SL_LOG2;
-/// Sizes below this have exact bins of 16 bytes (first level 0).
+/// Sizes below this have exact bins of one granule each (first level 0).
 const SMALL: usize = SL * ALIGN;
+const SMALL_LOG2: u32 = SMALL.trailing_zeros();
 /// First-level bins: level 0 for small sizes, then one per power of two from SMALL up to the
 /// chunk span.
-const FL: usize = 1 + (usize::BITS - CHUNK_LEN.leading_zeros()) as usize - 8;
+const FL: usize = 1 + (usize::BITS - CHUNK_LEN.leading_zeros() - SMALL_LOG2) as usize;
 
-const _: () = assert!(SMALL == 256 && CHUNK_LEN.is_power_of_two());
+const _: () = assert!(SMALL.is_power_of_two() && CHUNK_LEN.is_power_of_two());
+const _: () = assert!(ALIGN.is_power_of_two() && ALIGN >= 16 && FL <= 32);
 const _: () = assert!(ARENA_IMAGE_MAX + HEADER + BLOCK_MIN <= CHUNK_SPAN);
 
 /// The bin of a free block of `size` bytes (rounded down: every block in it is at least the
@@ -78,7 +84,7 @@ fn bin_of(size: usize) -> (usize, usize) {
         return (0, size / ALIGN);
     }
     let log = usize::BITS - 1 - size.leading_zeros();
-    let first = (log - 7) as usize;
+    let first = (log + 1 - SMALL_LOG2) as usize;
     let second = (size >> (log - SL_LOG2)) - SL;
     (first, second)
 }
@@ -321,7 +327,7 @@ impl State {
         // free block (which sets the sentinel's PREV_FREE).
         unsafe {
             write(base + CHUNK_LEN - HEADER, 0);
-            self.insert(base + HEADER, CHUNK_SPAN, 0);
+            self.insert(base + FIRST_BLOCK_AT, CHUNK_SPAN, 0);
         }
     }
 }
@@ -406,7 +412,7 @@ pub(crate) unsafe fn free(address: usize, size: usize) {
             len += prev_len;
         }
         let base = block & !(CHUNK_LEN - 1);
-        if block == base + HEADER && len == CHUNK_SPAN {
+        if block == base + FIRST_BLOCK_AT && len == CHUNK_SPAN {
             state.chunks -= 1;
             drop(state);
             // SAFETY: the whole chunk is free and unlisted; it came from `chunk_source::take`.
