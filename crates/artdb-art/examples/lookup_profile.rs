@@ -167,7 +167,7 @@ fn main() {
         .unwrap_or_default();
     println!("{rss}");
     let arena = artdb_art::arena_stats();
-    let held = arena.chunks * (2 << 20);
+    let held = arena.held_bytes;
     println!(
         "image arena: {} chunks ({:.1} MiB), {:.1} MiB live in {} images ({:.1}% of the chunks)",
         arena.chunks,

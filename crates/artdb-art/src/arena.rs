@@ -13,25 +13,27 @@
 //! their images is live: a chunk handed back leaves no huge-page advice on memory that the
 //! global allocator would reuse for other code, and its pages go back to the system at once.
 //! Elsewhere they come from the global allocator. Either way [`arena_stats`] reports what the
-//! arena holds (a global allocator's statistics do not see mapped chunks: W1 adds it). Inside a chunk the arena is a two-level segregated fit allocator
-//! (free blocks in 16 size bins per power of two, found through two bitmaps, O(1) per
-//! allocation and free), with boundary tags so that a freed block merges with free neighbours at
-//! once. One mutex guards it: an arena allocation is a pack copy or a large node, whose own
+//! arena holds (a global allocator's statistics do not see mapped chunks: W1 adds it).
+//!
+//! Inside a chunk the arena is a two-level segregated fit allocator (free blocks in 16 size bins
+//! per power of two, found through two bitmaps, O(1) per allocation and free), with boundary
+//! tags so that a freed block merges with free neighbours at once. One mutex guards it: an arena allocation is a pack copy or a large node, whose own
 //! copying costs far more than the lock.
 //!
 //! `ARTDB_IMAGE_ARENA=off` in the environment (read once, at the first image allocation) sends
 //! every image to the global allocator instead, e.g. for a memory checker that should see each
 //! image as its own allocation.
 //!
-//! Block layout (every block starts 8 bytes before a 16-byte boundary, so payloads are
-//! 16-aligned, as the system allocator's):
-//! - header (8 bytes): the block's size in bytes (a multiple of 16, header included) in the low
-//!   32 bits, [`FREE`] when the block is free, [`PREV_FREE`] when the block before it is free;
+//! Block layout (every block starts 8 bytes before an [`ALIGN`] boundary, so payloads are
+//! [`ALIGN`]-aligned: 16 bytes, as the system allocator's):
+//! - header (8 bytes): the block's size in bytes (a multiple of [`ALIGN`], header included) in
+//!   the low 32 bits, [`FREE`] when the block is free, [`PREV_FREE`] when the block before it
+//!   is free;
 //! - a free block holds the addresses of the next and previous free blocks of its bin at +8 and
 //!   +16, and its size again in its last 8 bytes (the footer the next block's [`PREV_FREE`]
 //!   points at);
-//! - a chunk's first 8 bytes are unused, its first block starts at offset 8, and its last 8
-//!   bytes are a header of size 0 that is never free (the end sentinel).
+//! - a chunk's first [`FIRST_BLOCK_AT`] bytes are unused, its first block starts there, and its
+//!   last 8 bytes are a header of size 0 that is never free (the end sentinel).
 
 use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -354,15 +356,20 @@ pub(crate) fn alloc(size: usize) -> usize {
         let size_held = (header & SIZE_MASK) as usize;
         state.unlink(block, size_held);
         let prev_free = header & PREV_FREE;
-        if size_held - need >= BLOCK_MIN {
-            write(block, need as u64 | prev_free);
-            state.insert(block + need, size_held - need, 0);
+        // The block keeps the whole free block when the rest would be too small to list.
+        let taken = if size_held - need >= BLOCK_MIN {
+            need
         } else {
-            write(block, size_held as u64 | prev_free);
+            size_held
+        };
+        write(block, taken as u64 | prev_free);
+        if taken < size_held {
+            state.insert(block + taken, size_held - taken, 0);
+        } else {
             let next = block + size_held;
             write(next, read(next) & !PREV_FREE);
         }
-        state.live_bytes += (read(block) & SIZE_MASK) as usize;
+        state.live_bytes += taken;
     }
     state.live_images += 1;
     state.image_bytes += size;

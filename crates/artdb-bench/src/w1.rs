@@ -13,7 +13,8 @@
 //! per key; artdb's packs and large nodes live in its image arena's own mapped chunks, which
 //! the counting allocator does not see, so the bytes those images asked for are added, as the
 //! counting allocator counts every other allocation by the size asked for, without the system
-//! allocator's headers and free space; `memory held` adds the arena's chunks whole instead), `readrandom` (N present keys in another random order), `readmissing` (N/10 absent
+//! allocator's headers and free space; `memory held` adds the arena's chunks whole instead),
+//! `readrandom` (N present keys in another random order), `readmissing` (N/10 absent
 //! keys), `readbatch` (the readrandom keys through a batched lookup: artdb's `get_many`, 32 keys
 //! per call; peers have none), `seekrandom` (seek to a random present key, read 100 pairs;
 //! reported in Mkeys/s, pairs read per second), `deleterandom` (remove every key, random order).
