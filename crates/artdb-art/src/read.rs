@@ -253,6 +253,30 @@ impl<'a> PointReader<'a> {
     }
 }
 
+/// `View::get` from `root`, for callers that make the view only when the heap fast path hands
+/// the lookup on (`view` runs then): a lookup that the fast path finishes neither builds the
+/// view nor keeps its fields on the stack (callgrind: 5 fewer instructions per lookup that a
+/// Node256 root rejects). (A persisted root, a whole tree on file, is handed back by the fast
+/// path's first tag dispatch: no test of its own here, which every heap lookup paid for.)
+///
+/// # Safety
+/// `root` is the root slot of a version whose heap images stay live and unwritten during `'a`
+/// (raw.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`), and `view` returns a
+/// view of that version.
+#[inline(always)]
+pub(crate) unsafe fn get_lazy<'a>(
+    root: &'a [u8; 8],
+    key: &[u8],
+    view: impl FnOnce() -> View<'a>,
+) -> Result<Option<&'a [u8]>, Error> {
+    check_key(key)?;
+    // SAFETY: `root` is of a version borrowed for 'a (caller).
+    match unsafe { read_fast::get(root, key) } {
+        Fast::Done(value) => Ok(value),
+        Fast::Slow(slot, depth) => view().get_persisted(key, slot, depth),
+    }
+}
+
 /// Rejects keys over the limit.
 #[inline]
 pub(crate) fn check_key(key: &[u8]) -> Result<(), Error> {
@@ -269,15 +293,9 @@ impl<'a> View<'a> {
     /// The value of `key`.
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
-        check_key(key)?;
-        // (A persisted root, a whole tree on file, is handed back by the fast path's first tag
-        // dispatch: no test of its own here, which every heap lookup paid for.)
         // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its heap
         // images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
-        match unsafe { read_fast::get(self.root, key) } {
-            Fast::Done(value) => Ok(value),
-            Fast::Slow(slot, depth) => self.get_persisted(key, slot, depth),
-        }
+        unsafe { get_lazy(self.root, key, || *self) }
     }
 
     /// `get` for a view whose root word is persisted (a table read from the file), through

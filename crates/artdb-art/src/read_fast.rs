@@ -43,6 +43,39 @@ unsafe fn heap_view<'a, T: Image>(address: usize) -> Option<&'a T> {
     raw::view::<T>(bytes)
 }
 
+/// Compares `key` at `depth` with the node's prefix: `Ok` with the key's byte after the prefix
+/// and that byte's depth; `Err(true)` when the key is absent (the prefix differs);
+/// `Err(false)` when the general path must go on (a prefix longer than the header holds, or a
+/// key that ends at or inside this node).
+#[inline(always)]
+fn past_prefix(header: &Header, key: &[u8], depth: usize) -> Result<(u8, usize), bool> {
+    let prefix_len = header.prefix_len();
+    let mut at = depth;
+    if prefix_len != 0 {
+        if prefix_len > PREFIX_INLINE_LEN_MAX {
+            return Err(false);
+        }
+        if !header.inline_prefix_matches(key, depth, prefix_len) {
+            return Err(true);
+        }
+        at += prefix_len;
+    }
+    match key.get(at) {
+        Some(&byte) => Ok((byte, at)),
+        None => Err(false),
+    }
+}
+
+/// The step that [`past_prefix`]'s `Err(absent)` ends in.
+#[inline(always)]
+fn exit<'a>(absent: bool, slot: &'a [u8; 8], depth: usize) -> Step<'a> {
+    if absent {
+        Step::Done(None)
+    } else {
+        Step::Slow(slot, depth)
+    }
+}
+
 /// One level of a heap lookup.
 pub(crate) enum Step<'a> {
     /// The lookup finished.
@@ -77,44 +110,44 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
             let Some(header) = (unsafe { heap_view::<Header>(address) }) else {
                 return Step::Slow(slot, depth);
             };
-            let prefix_len = header.prefix_len();
-            let mut at = depth;
-            if prefix_len != 0 {
-                if prefix_len > PREFIX_INLINE_LEN_MAX {
-                    return Step::Slow(slot, depth);
-                }
-                if !header.inline_prefix_matches(key, depth, prefix_len) {
-                    return Step::Done(None);
-                }
-                at += prefix_len;
-            }
-            let Some(&byte) = key.get(at) else {
-                return Step::Slow(slot, depth);
-            };
             // The header's kind says which struct the live image is, so the image is at
             // least that struct's size, and it is unchanged during 'a (caller).
-            let child = match header.kind {
-                KIND_NODE256 => {
-                    // SAFETY: a live Node256 image (kind), see above.
-                    let node = unsafe { heap_view::<Node256>(address) };
-                    node.and_then(|node| node.find(byte))
-                }
-                KIND_NODE48 => {
-                    // SAFETY: a live Node48 image (kind), see above.
-                    let node = unsafe { heap_view::<Node48>(address) };
-                    node.and_then(|node| node.find(byte))
-                }
-                KIND_NODE16 => {
-                    // SAFETY: a live Node16 image (kind), see above.
-                    let node = unsafe { heap_view::<Node16>(address) };
-                    node.and_then(|node| node.find(byte))
-                }
-                KIND_NODE4 => {
-                    // SAFETY: a live Node4 image (kind), see above.
-                    let node = unsafe { heap_view::<Node4>(address) };
-                    node.and_then(|node| node.find(byte))
-                }
-                _ => return Step::Slow(slot, depth),
+            // Node256 first, on a branch of its own, with the prefix compare inside each branch
+            // (so the compiler does not fold the kind tests back into one jump table): the root
+            // and the upper levels of a large tree are Node256s, and one compare is cheaper
+            // there than a jump table. The other kinds keep a match of three.
+            let (child, at) = if header.kind == KIND_NODE256 {
+                let (byte, at) = match past_prefix(header, key, depth) {
+                    Ok(found) => found,
+                    Err(absent) => return exit(absent, slot, depth),
+                };
+                // SAFETY: a live Node256 image (kind), see above.
+                let node = unsafe { heap_view::<Node256>(address) };
+                (node.and_then(|node| node.find(byte)), at)
+            } else {
+                let (byte, at) = match past_prefix(header, key, depth) {
+                    Ok(found) => found,
+                    Err(absent) => return exit(absent, slot, depth),
+                };
+                let child = match header.kind {
+                    KIND_NODE48 => {
+                        // SAFETY: a live Node48 image (kind), see above.
+                        let node = unsafe { heap_view::<Node48>(address) };
+                        node.and_then(|node| node.find(byte))
+                    }
+                    KIND_NODE16 => {
+                        // SAFETY: a live Node16 image (kind), see above.
+                        let node = unsafe { heap_view::<Node16>(address) };
+                        node.and_then(|node| node.find(byte))
+                    }
+                    KIND_NODE4 => {
+                        // SAFETY: a live Node4 image (kind), see above.
+                        let node = unsafe { heap_view::<Node4>(address) };
+                        node.and_then(|node| node.find(byte))
+                    }
+                    _ => return Step::Slow(slot, depth),
+                };
+                (child, at)
             };
             match child {
                 Some(child) => Step::Descend(child, at + 1),
@@ -155,7 +188,10 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
 /// # Safety
 /// `root` is the root slot of a version whose heap images stay live and unwritten during `'a`
 /// (raw.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`).
-#[inline]
+// Always inlined: out of line (the benchmark harness's caller in another crate did not inline
+// it) each lookup paid a call, six register saves and restores and its result through memory,
+// about 25 instructions beside the ~50 that a Node256 root's rejection of a key takes.
+#[inline(always)]
 pub(crate) unsafe fn get<'a>(root: &'a [u8; 8], key: &[u8]) -> Fast<'a> {
     let mut slot = root;
     let mut depth = 0usize;

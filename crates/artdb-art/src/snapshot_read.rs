@@ -11,7 +11,9 @@ impl Snapshot {
     /// The value of `key`, borrowed from the snapshot.
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
-        self.view().get(key)
+        // SAFETY: a snapshot's version is immutable and lives as long as the snapshot (raw.rs
+        // invariants 2 and 3), and `view()` is a view of it.
+        unsafe { crate::read::get_lazy(self.view().root, key, || self.view()) }
     }
 
     /// A handle for many point lookups in this snapshot: the same answers as [`Snapshot::get`],

@@ -201,7 +201,9 @@ impl Tree {
     /// The value of `key`, borrowed from the tree.
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
-        self.view().get(key)
+        // SAFETY: `&self` keeps the tree's version live and unwritten for the borrow (raw.rs
+        // invariants 2 and 3), and `view()` is a view of it.
+        unsafe { crate::read::get_lazy(&self.root, key, || self.view()) }
     }
 
     /// Looks up many keys, overlapping their cache misses; `out[i]` is the value of `keys[i]`.

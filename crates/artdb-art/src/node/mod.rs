@@ -95,6 +95,17 @@ pub(crate) const HEADER_LEN: usize = 32;
 /// Longest prefix kept in the header; longer ones go after the body.
 pub(crate) const PREFIX_INLINE_LEN_MAX: usize = 8;
 
+/// `PREFIX_MASKS[n]`: the low `n` bytes of a little-endian word (`n <= PREFIX_INLINE_LEN_MAX`).
+const PREFIX_MASKS: [u64; PREFIX_INLINE_LEN_MAX + 1] = {
+    let mut masks = [0u64; PREFIX_INLINE_LEN_MAX + 1];
+    let mut n = 1;
+    while n <= PREFIX_INLINE_LEN_MAX {
+        masks[n] = u64::MAX >> (64 - 8 * n);
+        n += 1;
+    }
+    masks
+};
+
 /// The common header of inner nodes (see the table above).
 #[repr(C)]
 pub(crate) struct Header {
@@ -147,7 +158,9 @@ impl Header {
             Some(eight) => {
                 let mut word = [0u8; 8];
                 word.copy_from_slice(eight);
-                let mask = u64::MAX >> (64 - 8 * prefix_len.clamp(1, PREFIX_INLINE_LEN_MAX));
+                // A table of the masks, not a shift: one load that the compare takes as its
+                // operand, against three instructions to build the mask.
+                let mask = PREFIX_MASKS[prefix_len.min(PREFIX_INLINE_LEN_MAX)];
                 (u64::from_le_bytes(word) ^ self.prefix_word()) & mask == 0
             }
             None => key.get(depth..depth + prefix_len) == Some(self.prefix_inline(prefix_len)),
