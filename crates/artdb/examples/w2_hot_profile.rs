@@ -1,6 +1,6 @@
 //! W2's hot lookups (5,000 keys spaced N/5,000 apart, every value checked), on the persisted
 //! tree through `Db` and on the same tree built in the heap, repeated for profiling:
-//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|membulk|memfile|dependent|cold|count]`.
+//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|membulk|memfile|dependent|cold|count|refault]`.
 //!
 //! Layout comparisons (the persisted side is `Table::get`, the second side a point reader):
 //! `memstore` puts the second side's tree, persisted by `Tree::persist`, in a `MemoryNodeStore`
@@ -59,6 +59,36 @@ fn faults() -> String {
         fields.get(7).unwrap_or(&"?"),
         fields.get(9).unwrap_or(&"?")
     )
+}
+
+/// Minor page faults of this process so far.
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The memory-management counters of `/proc/vmstat` that the `refault` mode reports.
+fn vmstat() -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string("/proc/vmstat").unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.split_once(' '))
+        .filter(|(name, _)| {
+            [
+                "compact_",
+                "pgmigrate",
+                "thp_",
+                "numa_hint",
+                "pgsteal",
+                "workingset",
+            ]
+            .iter()
+            .any(|p| name.starts_with(p))
+        })
+        .filter_map(|(name, value)| Some((name.to_string(), value.parse().ok()?)))
+        .collect()
 }
 
 /// PASSES passes of lookups of `keys` through the persisted table (the `count` mode); the wrong
@@ -148,6 +178,65 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // the passes after it), as W2's harness sees them.
     if mode == "cold" {
         artdb::io::evict_from_page_cache(&path)?;
+    }
+    // `refault`: PASSES cycles of evicting the file, opening it, one pass to fault it back in
+    // and 21 timed passes (their median printed), in this one process: whether the hot figure
+    // changes from cycle to cycle, when only the page cache's memory under the same file changes.
+    if mode == "refault" {
+        for cycle in 0..passes {
+            artdb::io::evict_from_page_cache(&path)?;
+            let db = Db::open(&path, Options::default())?;
+            let read = db.read();
+            let table = read.table("t")?;
+            timed_pass(&keys, false, |k| Ok(table.get(k)?))?;
+            // Odd cycles spin the core for 100 ms first, touching none of the tree's memory:
+            // whether the first passes after the faults are slow for the core's sake (a clock
+            // or a host scheduler that has not caught up after the wait for the disk) or for
+            // the memory's.
+            if cycle % 2 == 1 {
+                let start = Instant::now();
+                let mut x = 0u64;
+                while start.elapsed().as_millis() < 100 {
+                    for i in 0..1000u64 {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                    }
+                }
+            }
+            let mut times = Vec::new();
+            let mut each = String::new();
+            let before = vmstat();
+            for _ in 0..21 {
+                let faults_before = minor_faults();
+                let (seconds, bad) = timed_pass(&keys, false, |k| Ok(table.get(k)?))?;
+                if bad != 0 {
+                    return Err("wrong value".into());
+                }
+                let ns = seconds * 1e9 / keys.len() as f64;
+                each += &format!(" {ns:.0}/{}", minor_faults() - faults_before);
+                times.push(ns);
+            }
+            let after = vmstat();
+            let moved: Vec<String> = after
+                .iter()
+                .filter_map(|(name, value)| {
+                    let old = before
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map_or(0, |(_, v)| *v);
+                    (*value != old).then(|| format!("{name} +{}", value - old))
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!(
+                "cycle {cycle}: hot median {:.1} ns; passes (ns/faults):{each}; vmstat: {}",
+                times[10],
+                moved.join(", ")
+            );
+            drop(read);
+            db.close()?;
+        }
+        w2::remove_db(&path);
+        return Ok(());
     }
     let db = Db::open(&path, Options::default())?;
     if mode == "cold" {
