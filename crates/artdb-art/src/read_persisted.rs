@@ -32,18 +32,11 @@ pub(crate) enum Quick<'a> {
 }
 
 /// Whether `key` continues at `depth` with the `prefix_len` (1..=8) bytes of the header's
-/// inline prefix. Short keys compare byte by byte (no `memcmp` call for W2's 4-byte keys).
+/// inline prefix: one masked word compare, short keys included (no `memcmp` call for W2's
+/// 4-byte keys; `Header::inline_prefix_matches`).
 #[inline(always)]
 fn prefix_matches(header: &Header, key: &[u8], depth: usize, prefix_len: usize) -> bool {
-    if key.len() >= depth + 8 {
-        return header.inline_prefix_matches(key, depth, prefix_len);
-    }
-    let Some(rest) = key.get(depth..depth + prefix_len) else {
-        return false;
-    };
-    rest.iter()
-        .zip(header.prefix_inline(prefix_len))
-        .all(|(a, b)| a == b)
+    header.inline_prefix_matches(key, depth, prefix_len)
 }
 
 /// The first 8 header bytes as a little-endian word (node/mod.rs): kind (bits 0..8), flags,

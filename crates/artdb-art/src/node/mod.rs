@@ -106,6 +106,45 @@ const PREFIX_MASKS: [u64; PREFIX_INLINE_LEN_MAX + 1] = {
     masks
 };
 
+/// `key[depth..]`'s first (up to) 8 bytes as a little-endian word, zero past the key's end
+/// (`key[depth]` in the low byte). Loads that may overlap instead of a byte loop or a memcpy
+/// call: for keys shorter than 8 bytes from `depth` (W2's 4-byte keys), whose prefix compare
+/// was a memcmp call.
+#[inline(always)]
+pub(crate) fn key_word_at(key: &[u8], depth: usize) -> u64 {
+    let len = key.len();
+    if let Some(eight) = key.get(depth..depth + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(eight);
+        return u64::from_le_bytes(word);
+    }
+    let n = len.saturating_sub(depth);
+    if n == 0 {
+        return 0;
+    }
+    // 1..=7 bytes left, at key[depth..len].
+    if len >= 8 {
+        // The key's last 8 bytes hold them at their top: shift them down (by 8 to 56 bits).
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&key[len - 8..]);
+        return u64::from_le_bytes(word) >> (8 * (8 - n));
+    }
+    if n >= 4 {
+        // Two 4-byte loads, the second ending at the key's end; where they overlap they hold
+        // the same bytes, so OR joins them.
+        let mut low = [0u8; 4];
+        low.copy_from_slice(&key[depth..depth + 4]);
+        let mut high = [0u8; 4];
+        high.copy_from_slice(&key[len - 4..]);
+        return u64::from(u32::from_le_bytes(low))
+            | u64::from(u32::from_le_bytes(high)) << (8 * (n - 4));
+    }
+    // 1..=3 bytes: the first, the middle and the last (the same byte more than once when n < 3).
+    u64::from(key[depth])
+        | u64::from(key[depth + n / 2]) << (8 * (n / 2))
+        | u64::from(key[len - 1]) << (8 * (n - 1))
+}
+
 /// The common header of inner nodes (see the table above).
 #[repr(C)]
 pub(crate) struct Header {
@@ -139,32 +178,26 @@ impl Header {
     pub fn prefix_len(&self) -> usize {
         u16::from_le_bytes(self.prefix_len) as usize
     }
-    /// The first `len` bytes of the inline prefix field (`len <= PREFIX_INLINE_LEN_MAX`).
-    #[inline]
-    pub fn prefix_inline(&self, len: usize) -> &[u8] {
-        &self.prefix[..len.min(PREFIX_INLINE_LEN_MAX)]
-    }
     /// The inline prefix field as a little-endian word (byte i at bits 8i..8i+8).
     #[inline]
     pub fn prefix_word(&self) -> u64 {
         u64::from_le_bytes(self.prefix)
     }
     /// Whether `key` continues at `depth` with the node's prefix, for a prefix of
-    /// `1..=PREFIX_INLINE_LEN_MAX` bytes (held in the header): one masked 8-byte compare when the
-    /// key has 8 bytes from `depth` (no memcmp call for 1..=8 bytes), a slice compare otherwise.
+    /// `1..=PREFIX_INLINE_LEN_MAX` bytes (held in the header): one masked 8-byte compare, with
+    /// no memcmp call, also when fewer than 8 key bytes are left ([`key_word_at`]).
     #[inline(always)]
     pub fn inline_prefix_matches(&self, key: &[u8], depth: usize, prefix_len: usize) -> bool {
-        match key.get(depth..depth + 8) {
-            Some(eight) => {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(eight);
-                // A table of the masks, not a shift: one load that the compare takes as its
-                // operand, against three instructions to build the mask.
-                let mask = PREFIX_MASKS[prefix_len.min(PREFIX_INLINE_LEN_MAX)];
-                (u64::from_le_bytes(word) ^ self.prefix_word()) & mask == 0
-            }
-            None => key.get(depth..depth + prefix_len) == Some(self.prefix_inline(prefix_len)),
+        // A table of the masks, not a shift: one load that the compare takes as its operand,
+        // against three instructions to build the mask.
+        let mask = PREFIX_MASKS[prefix_len.min(PREFIX_INLINE_LEN_MAX)];
+        if let Some(eight) = key.get(depth..depth + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(eight);
+            return (u64::from_le_bytes(word) ^ self.prefix_word()) & mask == 0;
         }
+        key.len().saturating_sub(depth) >= prefix_len
+            && (key_word_at(key, depth) ^ self.prefix_word()) & mask == 0
     }
     #[inline]
     pub fn depth(&self) -> usize {
@@ -654,4 +687,52 @@ pub(crate) unsafe fn free_heap_inner(address: usize) {
     // SAFETY: allocated by alloc_image with exactly this length (the header never changes the
     // prefix length or kind after allocation), unreachable from now on (caller).
     unsafe { raw::free_image(address, len) }
+}
+
+#[cfg(test)]
+mod prefix_compare_tests {
+    use super::*;
+
+    /// Every key length to 12, every depth, every prefix length: `key_word_at` against the
+    /// bytes it stands for, and `inline_prefix_matches` against a slice compare.
+    #[test]
+    fn key_word_and_prefix_compare_match_slices() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _round in 0..200 {
+            for len in 0..=12usize {
+                // Small alphabet, so prefixes often match.
+                let key: Vec<u8> = (0..len).map(|_| (next() % 3) as u8).collect();
+                for depth in 0..=len + 1 {
+                    let rest = key.get(depth..).unwrap_or_default();
+                    let mut expected = [0u8; 8];
+                    let take = rest.len().min(8);
+                    expected[..take].copy_from_slice(&rest[..take]);
+                    assert_eq!(
+                        key_word_at(&key, depth),
+                        u64::from_le_bytes(expected),
+                        "key {key:?} depth {depth}"
+                    );
+                    for prefix_len in 1..=PREFIX_INLINE_LEN_MAX {
+                        let prefix: Vec<u8> = (0..prefix_len).map(|_| (next() % 3) as u8).collect();
+                        let mut image = [0u8; HEADER_LEN];
+                        image[4..6].copy_from_slice(&(prefix_len as u16).to_le_bytes());
+                        image[24..24 + prefix_len].copy_from_slice(&prefix);
+                        let header = crate::raw::view::<Header>(&image).unwrap();
+                        let want = key.get(depth..depth + prefix_len) == Some(&prefix[..]);
+                        assert_eq!(
+                            header.inline_prefix_matches(&key, depth, prefix_len),
+                            want,
+                            "key {key:?} depth {depth} prefix {prefix:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
