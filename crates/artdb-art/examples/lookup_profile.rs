@@ -157,15 +157,13 @@ fn main() {
          {cpu_rate} Mops per CPU second",
         probe.len() as f64 / elapsed.as_secs_f64() / 1e6
     );
-    let rss = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS"))
-                .map(str::to_string)
-        })
-        .unwrap_or_default();
-    println!("{rss}");
+    // Resident memory now, and its peak (VmHWM: the whole run's, key arrays included).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    for field in ["VmRSS", "VmHWM"] {
+        if let Some(line) = status.lines().find(|l| l.starts_with(field)) {
+            println!("{line}");
+        }
+    }
     let arena = artdb_art::arena_stats();
     let held = arena.held_bytes;
     println!(

@@ -7,11 +7,12 @@
 //! first differing byte; groups of one become leaves or inline values, larger groups smaller
 //! packs), after which the ordinary inner-node insert continues.
 
+use crate::arena::Group;
 use crate::cursor::common_prefix_len;
 use crate::node::fits_pack;
 use crate::node::{
-    self, alloc_pack, alloc_pack_spare, build_inner, kind_for, Body, EntryList, PackMut, PackRef,
-    Shape, DENSE_ENTRIES, KIND_NODE256,
+    self, alloc_pack, alloc_pack_spare, build_inner, build_inner_in, kind_for, Body, EntryList,
+    PackMut, PackRef, Shape, DENSE_ENTRIES, KIND_NODE256,
 };
 use crate::tree::{value_word, Writer};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
@@ -49,7 +50,7 @@ pub(crate) fn full_run_bursts(key_width: usize, count: usize, value_width: usize
 /// them costs no more than a one-byte-suffix pack of the same keys near full (6 or 7 bytes:
 /// [`INLINE_BURST_VALUE_WIDTH_MIN`]).
 #[inline]
-fn inline_sized(width: usize) -> bool {
+pub(crate) fn inline_sized(width: usize) -> bool {
     (INLINE_BURST_VALUE_WIDTH_MIN..=INLINE_VALUE_LEN_MAX).contains(&width)
 }
 
@@ -311,7 +312,7 @@ impl Writer {
             version: self.version,
             value: 0,
         };
-        build_inner(kind_for(entries.len()), &shape, &entries)
+        build_inner_in(kind_for(entries.len()), &shape, &entries, Group::Run)
     }
 
     /// Called when an insert made the heap Node256 at `address` (linked in `slot`, owned by the

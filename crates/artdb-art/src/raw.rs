@@ -57,10 +57,18 @@ fn layout(size: usize) -> Layout {
 }
 
 /// Allocates a zeroed image of `size` bytes and returns its address (nonzero, 8-aligned): from
-/// the image arena (`arena.rs`) when it serves that size, else from the global allocator.
+/// the image arena (`arena.rs`, its general chunks) when it serves that size, else from the
+/// global allocator.
+#[inline]
 pub(crate) fn alloc_image(size: usize) -> usize {
+    alloc_image_in(size, crate::arena::Group::General)
+}
+
+/// [`alloc_image`] into the arena's chunks of `group` when the arena serves the size (images of
+/// different groups never share a chunk: `arena.rs`).
+pub(crate) fn alloc_image_in(size: usize, group: crate::arena::Group) -> usize {
     if crate::arena::serves(size) {
-        return crate::arena::alloc(size);
+        return crate::arena::alloc(size, group);
     }
     let layout = layout(size);
     // SAFETY: the layout has nonzero size (at least IMAGE_ALIGN bytes).

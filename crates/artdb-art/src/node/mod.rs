@@ -527,9 +527,20 @@ pub(crate) struct Shape<'k> {
 /// This is the one place where nodes change kind: growing, shrinking, re-prefixing after a split
 /// or a collapse, and bulk building all come here.
 pub(crate) fn build_inner(kind: u8, shape: &Shape<'_>, entries: &EntryList) -> u64 {
+    build_inner_in(kind, shape, entries, crate::arena::Group::General)
+}
+
+/// [`build_inner`] into the image arena's chunks of `group` (pack_write.rs: the Node256 of a
+/// dense run being filled).
+pub(crate) fn build_inner_in(
+    kind: u8,
+    shape: &Shape<'_>,
+    entries: &EntryList,
+    group: crate::arena::Group,
+) -> u64 {
     debug_assert!(entries.len() <= capacity(kind), "entries fit the kind");
     let len = inner_len(kind, shape.prefix.len());
-    let address = raw::alloc_image(len);
+    let address = raw::alloc_image_in(len, group);
     // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
     let bytes = unsafe { raw::image_mut(address, len) };
     fill_inner(

@@ -1320,7 +1320,16 @@ pub(crate) fn alloc_pack_spare(
     } else {
         pack_image_len(prefix.len(), key_width, value_width, capacity)
     };
-    let address = raw::alloc_image(len);
+    // A one-byte-suffix pack of 6- or 7-byte values that is not dense belongs to a dense run
+    // being filled: it is copied into larger packs, then bursts into a Node256 of inline words
+    // (pack_write.rs, `bursts_to_inline`) that the run's 256th key makes a dense pack. Until
+    // then the run's images keep to the image arena's run chunks (arena.rs, `Group::Run`).
+    let group = if !dense && key_width == 1 && crate::pack_write::inline_sized(value_width) {
+        crate::arena::Group::Run
+    } else {
+        crate::arena::Group::General
+    };
+    let address = raw::alloc_image_in(len, group);
     // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
     let bytes = unsafe { raw::image_mut(address, len) };
     let (header, rest) = bytes.split_at_mut(PACK_HEADER_LEN);
