@@ -20,15 +20,15 @@
 //! tags so that a freed block merges with free neighbours at once. One mutex guards it: an arena
 //! allocation is a pack copy or a large node, whose own copying costs far more than the lock.
 //!
-//! **Groups.** Every chunk belongs to one [`Group`], and has free lists (bins and bitmaps) of
-//! its group only: an image goes to a chunk of the group its allocator names. [`Group::Run`]
-//! holds the images of dense runs being filled (one-byte-suffix packs of 6- or 7-byte values,
-//! and the Node256 of inline words they burst into), [`Group::General`] everything else. A run's
-//! images are replaced as its keys arrive, and the last one, the dense pack, is a general
-//! image: once the runs are full, their chunks hold nothing and are unmapped, instead of
-//! staying 79% full with holes no later image fits (docs/art.md, "Image arena": 9.0 -> 7.3 bytes
-//! per key held after a random-order fill of 10M dense keys; the cost is a transient peak while
-//! the runs complete, when both groups' chunks are held).
+//! **Groups.** Every chunk belongs to one [`Group`], whose free lists (bins and bitmaps) list
+//! the chunk's free blocks: an image goes to a chunk of the group its allocation names.
+//! [`Group::Run`] holds the images of dense runs being filled (one-byte-suffix packs of 6- or
+//! 7-byte values, and the Node256 of inline words they burst into), [`Group::General`]
+//! everything else. A run's images are replaced as its keys arrive, and the last one, the dense
+//! pack, is a general image: once the runs are full, their chunks hold nothing and are unmapped,
+//! instead of staying 79% full with holes no later image fits (docs/art.md, "Image arena": W1's
+//! memory held after a random-order fill of 10M dense keys 9.0 -> 7.5 bytes per key; the cost
+//! is a transient peak while the runs complete, when both groups' chunks are held).
 //!
 //! `ARTDB_IMAGE_ARENA=off` in the environment (read once, at the first image allocation) sends
 //! every image to the global allocator instead, e.g. for a memory checker that should see each
