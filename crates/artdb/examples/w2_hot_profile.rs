@@ -238,6 +238,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         w2::remove_db(&path);
         return Ok(());
     }
+    // `drift`: PASSES passes over the persisted table right after open, printing every 25th
+    // pass's time: whether passes get slower or faster as they repeat.
+    if mode == "drift" {
+        let db = Db::open(&path, Options::default())?;
+        let read = db.read();
+        let table = read.table("t")?;
+        let mut line = String::new();
+        for pass in 0..passes {
+            let (seconds, bad) = timed_pass(&keys, false, |k| Ok(table.get(k)?))?;
+            if bad != 0 {
+                return Err("wrong value".into());
+            }
+            if pass % 25 == 0 {
+                line += &format!(" {:.1}", seconds * 1e9 / keys.len() as f64);
+            }
+        }
+        println!("drift (ns per lookup, every 25th pass):{line}");
+        drop(read);
+        db.close()?;
+        w2::remove_db(&path);
+        return Ok(());
+    }
     let db = Db::open(&path, Options::default())?;
     if mode == "cold" {
         let read = db.read();
