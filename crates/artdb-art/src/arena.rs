@@ -655,13 +655,7 @@ mod tests {
         // Random allocations and frees of both groups against a model of the live images (their
         // ranges, group and contents), with run-like traffic (an image replaced by a larger copy
         // in the same group) and the free lists checked as the steps go.
-        let mut next = 0x2545_F491_4F6C_DD1Du64;
-        let mut random = move || {
-            next ^= next << 13;
-            next ^= next >> 7;
-            next ^= next << 17;
-            next
-        };
+        let mut random = crate::test_support::xorshift(0x2545_F491_4F6C_DD1Du64);
         let mut live: Vec<(usize, usize, Group, u8)> = Vec::new();
         for step in 0..30_000u32 {
             let choice = random() % 8;
@@ -744,13 +738,7 @@ mod tests {
 
     #[test]
     fn images_are_zeroed_aligned_and_disjoint() {
-        let mut next = 0x9E37_79B9_7F4A_7C15u64;
-        let mut random = move || {
-            next ^= next << 13;
-            next ^= next >> 7;
-            next ^= next << 17;
-            next
-        };
+        let mut random = crate::test_support::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let mut live: Vec<(usize, usize, u8)> = Vec::new();
         for round in 0..20_000u32 {
             if live.len() > 400 || (random() % 3 == 0 && !live.is_empty()) {

@@ -80,3 +80,17 @@ pub const VALUE_LEN_MAX: usize = 1 << 30;
 /// Most inner nodes on any root-to-entry path: each consumes at least one key byte, except that
 /// the last may end exactly at the key (its value slot).
 pub const DEPTH_MAX: usize = KEY_LEN_MAX + 1;
+
+/// Helpers shared by the crate's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A xorshift64 sequence from `seed` (not zero): cheap, repeatable pseudo-random steps.
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+}

@@ -708,13 +708,7 @@ mod prefix_compare_tests {
     /// bytes it stands for, and `inline_prefix_matches` against a slice compare.
     #[test]
     fn key_word_and_prefix_compare_match_slices() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_support::xorshift(0x9E37_79B9_7F4A_7C15);
         for _round in 0..200 {
             for len in 0..=12usize {
                 // Small alphabet, so prefixes often match.
