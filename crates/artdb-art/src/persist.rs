@@ -147,36 +147,16 @@ pub(crate) struct Walk<'r, 'a> {
     served: u64,
 }
 
-/// The bound a [`Walk`] below one persisted node starts with, computed once for many walks
-/// (a `PointReader`'s checked root): only [`WalkBound::below`] makes one, so it keeps the walk's
-/// invariant (at most the region's length less 8).
-#[derive(Clone, Copy)]
-pub(crate) struct WalkBound(u64);
-
-impl WalkBound {
-    /// The bound of a walk in `region` below the persisted node at `parent` (`u64::MAX` for
-    /// none).
-    #[inline(always)]
-    pub(crate) fn below(region: &QuickRegion<'_>, parent: u64) -> WalkBound {
-        let header_bound = (region.bytes.len() as u64).saturating_sub(7);
-        WalkBound(parent.min(header_bound))
-    }
-}
-
 impl<'r, 'a> Walk<'r, 'a> {
     /// A walk below the persisted node at `parent` (`u64::MAX` for none).
     #[inline(always)]
     pub(crate) fn new(region: &'r QuickRegion<'a>, parent: u64) -> Walk<'r, 'a> {
-        Walk::from_bound(region, WalkBound::below(region, parent))
-    }
-
-    /// A walk from a bound [`WalkBound::below`] computed for the same region.
-    #[inline(always)]
-    pub(crate) fn from_bound(region: &'r QuickRegion<'a>, bound: WalkBound) -> Walk<'r, 'a> {
+        let header_bound = (region.bytes.len() as u64).saturating_sub(7);
+        let bound = parent.min(header_bound);
         Walk {
             region,
-            bound: bound.0,
-            served: bound.0,
+            bound,
+            served: bound,
         }
     }
 

@@ -18,7 +18,7 @@ use crate::node::{
     Header, Node16, Node256, Node4, Node48, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
     NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PREFIX_INLINE_LEN_MAX,
 };
-use crate::persist::{QuickRegion, Walk, WalkBound};
+use crate::persist::{QuickRegion, Walk};
 use crate::raw;
 use crate::word::{self, TAG_INLINE, TAG_MASK, TAG_PERSISTED};
 use crate::KEY_LEN_MAX;
@@ -93,26 +93,15 @@ fn node256_head(depth: usize) -> u64 {
 #[inline(always)]
 pub(crate) fn get<'a>(
     region: &QuickRegion<'a>,
-    slot: &'a [u8; 8],
-    depth: usize,
+    mut slot: &'a [u8; 8],
+    mut depth: usize,
     parent: Option<u64>,
     key: &[u8],
 ) -> Quick<'a> {
     // The persisted parent's offset, u64::MAX for none (offsets are below 2^63).
-    let parent = parent.unwrap_or(u64::MAX);
-    walk_from(Walk::new(region, parent), slot, depth, parent, key)
-}
-
-/// [`get`] with its walk made (below `parent`, `u64::MAX` for none).
-#[inline(always)]
-fn walk_from<'a>(
-    mut walk: Walk<'_, 'a>,
-    mut slot: &'a [u8; 8],
-    mut depth: usize,
-    mut parent: u64,
-    key: &[u8],
-) -> Quick<'a> {
+    let mut parent = parent.unwrap_or(u64::MAX);
     let at_parent = |parent: u64| (parent != u64::MAX).then_some(parent);
+    let mut walk = Walk::new(region, parent);
     loop {
         let bits = word::load(slot);
         if bits & TAG_MASK != TAG_PERSISTED {
@@ -231,8 +220,6 @@ enum RootNode<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct CheckedRoot<'a> {
     offset: u64,
-    /// The bound of a walk below the root (computed once here, not at every lookup).
-    bound: WalkBound,
     header: &'a Header,
     node: RootNode<'a>,
     prefix_len: usize,
@@ -268,7 +255,6 @@ impl<'a> CheckedRoot<'a> {
         };
         Some(CheckedRoot {
             offset,
-            bound: WalkBound::below(region, offset),
             header,
             node,
             prefix_len,
@@ -303,6 +289,5 @@ pub(crate) fn get_below_root<'a>(
         return Quick::Done(None);
     };
     region.prefetch(word::load(child), key.get(at + 1).copied());
-    let walk = Walk::from_bound(region, root.bound);
-    walk_from(walk, child, at + 1, root.offset, key)
+    get(region, child, at + 1, Some(root.offset), key)
 }
