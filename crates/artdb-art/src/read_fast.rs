@@ -15,7 +15,7 @@
 
 use crate::node::{
     self, probe, probe_fence, probe_records, Header, Layout, LeafRef, Node16, Node256, Node4,
-    Node48, Probe, HEADER_LEN, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
+    Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
     PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
@@ -161,8 +161,19 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
             let image = unsafe { node::heap_leaf_image::<'a>(address) };
             let rest = key.get(depth..).unwrap_or_default();
             if node::is_pack_image(image) {
+                // A dense pack's entry is at a place the key's byte gives, with no fence to
+                // search: a group gains nothing by splitting it, and the split probe's general
+                // layout work cost `get_many` on dense keys 2.6 times the instructions of `get`.
                 if !SPLIT_PACKS {
                     return Step::Done(probe(image, key, depth));
+                }
+                if image.first() == Some(&KIND_DENSE) {
+                    let value = probe(image, key, depth);
+                    // The caller reads the value after the group's last round: start its line.
+                    if let Some(value) = value {
+                        raw::prefetch(value.as_ptr() as usize);
+                    }
+                    return Step::Done(value);
                 }
                 return match probe_fence(image, key, depth) {
                     Some((layout, probe)) => Step::Pack(image, layout, probe),
