@@ -14,9 +14,9 @@
 //! continues with no persisted parent.
 
 use crate::node::{
-    self, probe, probe_fence, probe_records, Header, Layout, LeafRef, Node16, Node256, Node4,
-    Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
-    PREFIX_INLINE_LEN_MAX,
+    self, probe, probe_dense, probe_fence, probe_records, Header, Layout, LeafRef, Node16, Node256,
+    Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4,
+    KIND_NODE48, PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -168,7 +168,7 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                     return Step::Done(probe(image, key, depth));
                 }
                 if image.first() == Some(&KIND_DENSE) {
-                    let value = probe(image, key, depth);
+                    let value = probe_dense(image, key, depth);
                     // The caller reads the value after the group's last round: start its line.
                     if let Some(value) = value {
                         raw::prefetch(value.as_ptr() as usize);

@@ -31,14 +31,6 @@ pub(crate) enum Quick<'a> {
     Slow(&'a [u8; 8], usize, Option<u64>),
 }
 
-/// Whether `key` continues at `depth` with the `prefix_len` (1..=8) bytes of the header's
-/// inline prefix: one masked word compare, short keys included (no `memcmp` call for W2's
-/// 4-byte keys; `Header::inline_prefix_matches`).
-#[inline(always)]
-fn prefix_matches(header: &Header, key: &[u8], depth: usize, prefix_len: usize) -> bool {
-    header.inline_prefix_matches(key, depth, prefix_len)
-}
-
 /// The first 8 header bytes as a little-endian word (node/mod.rs): kind (bits 0..8), flags,
 /// count (16..32), prefix length (32..48), depth (48..64).
 const HEAD_COUNT_SHIFT: u32 = 16;
@@ -167,7 +159,7 @@ pub(crate) fn get<'a>(
                 return Quick::Slow(slot, depth, at_parent(parent));
             };
             debug_assert!(at < KEY_LEN_MAX);
-            if prefix_len != 0 && !prefix_matches(header, key, depth, prefix_len) {
+            if prefix_len != 0 && !header.inline_prefix_matches(key, depth, prefix_len) {
                 return Quick::Done(None);
             }
             let found = match kind {
@@ -276,7 +268,7 @@ pub(crate) fn get_below_root<'a>(
     let Some(&byte) = key.get(at) else {
         return Quick::Slow(root_slot, 0, None);
     };
-    if at != 0 && !prefix_matches(root.header, key, 0, at) {
+    if at != 0 && !root.header.inline_prefix_matches(key, 0, at) {
         return Quick::Done(None);
     }
     let found = match root.node {

@@ -831,7 +831,7 @@ pub(crate) fn probe<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Option<&'a
 /// A heap dense pack lookup: the prefix compared, then one load at `base + b * value_width`
 /// (no fence, no record compare; about 25 instructions fewer than the general probe).
 #[inline(always)]
-fn probe_dense<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Option<&'a [u8]> {
+pub(crate) fn probe_dense<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Option<&'a [u8]> {
     let header: &[u8; 8] = image.get(..8)?.try_into().ok()?;
     let value_width = header[4] as usize;
     let prefix_len = u16::from_le_bytes([header[6], header[7]]) as usize;
