@@ -1,6 +1,6 @@
 //! W2's hot lookups (5,000 keys spaced N/5,000 apart, every value checked), on the persisted
 //! tree through `Db` and on the same tree built in the heap, repeated for profiling:
-//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|membulk|memfile|dependent|cold|count|refault]`.
+//! `cargo run --release -p artdb --example w2_hot_profile -- N DIR PASSES [grouped|memstore|membulk|memfile|dependent|cold|count|refault|drift]`.
 //!
 //! Layout comparisons (the persisted side is `Table::get`, the second side a point reader):
 //! `memstore` puts the second side's tree, persisted by `Tree::persist`, in a `MemoryNodeStore`
@@ -48,26 +48,31 @@ fn timed_pass<'a>(
     Ok((start.elapsed().as_secs_f64(), bad))
 }
 
-/// Minor and major page faults of this process so far (`/proc/self/stat` fields 10 and 12).
-fn faults() -> String {
+/// Minor and major page faults of this process so far (`/proc/self/stat` fields 10 and 12;
+/// `None` where unreadable).
+fn fault_counts() -> (Option<u64>, Option<u64>) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let fields: Vec<&str> = stat
         .rsplit_once(')')
         .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let field = |i: usize| fields.get(i).and_then(|v| v.parse().ok());
+    (field(7), field(9))
+}
+
+/// [`fault_counts`] as a line of text.
+fn faults() -> String {
+    let shown = |count: Option<u64>| count.map_or("?".to_string(), |c| c.to_string());
+    let (minor, major) = fault_counts();
     format!(
         "faults so far: minor {}, major {}",
-        fields.get(7).unwrap_or(&"?"),
-        fields.get(9).unwrap_or(&"?")
+        shown(minor),
+        shown(major)
     )
 }
 
-/// Minor page faults of this process so far.
+/// Minor page faults of this process so far (0 where unreadable).
 fn minor_faults() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    fault_counts().0.unwrap_or(0)
 }
 
 /// The memory-management counters of `/proc/vmstat` that the `refault` mode reports.
@@ -223,7 +228,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         .iter()
                         .find(|(n, _)| n == name)
                         .map_or(0, |(_, v)| *v);
-                    (*value != old).then(|| format!("{name} +{}", value - old))
+                    (*value != old).then(|| format!("{name} {:+}", *value as i64 - old as i64))
                 })
                 .collect();
             times.sort_by(f64::total_cmp);
