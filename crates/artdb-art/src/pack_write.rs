@@ -18,19 +18,22 @@ use crate::tree::{value_word, Writer};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 
 /// The narrowest value of a one-byte-suffix pack that [`bursts_to_inline`] turns into a Node256
-/// of inline words when it would grow past half a dense pack. A Node256 is 2,080 bytes; the
-/// pack it replaces would have grown to 16 + 256 + 256 x width bytes (2,064 for 7-byte values,
-/// 1,808 for 6): at most 15% more for a pack that stays partial, and nothing for one that
-/// fills, since a full Node256 of inline words becomes a dense pack (1,808 bytes for 7-byte
-/// values: [`Writer::densify_node256`]).
+/// of inline words when it would grow past a quarter of a dense pack. A Node256 is 2,080 bytes;
+/// the pack it replaces would have grown to 16 + 128 + 128 x width bytes (1,040 for 7-byte
+/// values, 912 for 6) and then to 16 + 256 + 256 x width (2,064, 1,808): a run that stays
+/// between 65 and 128 keys costs twice the pack's memory (the price of the fill's speed, see
+/// [`full_run_bursts`]), one between 129 and 255 at most 15% more, and one that fills nothing,
+/// since a full Node256 of inline words becomes a dense pack (1,808 bytes for 7-byte values:
+/// [`Writer::densify_node256`]).
 const INLINE_BURST_VALUE_WIDTH_MIN: usize = 6;
 
 /// Whether an insert into `pack` (absent key of its widths) bursts it into a Node256 of inline
 /// words instead of copying it into a larger pack: a one-byte-suffix pack of inline-sized
-/// values (6 or 7 bytes) with no spare slot left and at least half of a dense pack's entries.
-/// From there on each insert is one store into the Node256 instead of shifting half of the
-/// pack's records (dense keys in random order: half of each run's inserts come after its
-/// 128th), and the 256th key turns the node into a dense pack.
+/// values (6 or 7 bytes) with no spare slot left and at least a quarter of a dense pack's
+/// entries ([`full_run_bursts`]). From there on each insert is one store into the Node256
+/// instead of shifting part of the pack's records (dense keys in random order: three quarters
+/// of each run's inserts come after its 64th), and the 256th key turns the node into a dense
+/// pack.
 #[inline]
 pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
     !pack.wide
@@ -41,9 +44,19 @@ pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
 
 /// [`bursts_to_inline`] for an ordinary pack without spare slots, from its widths and count
 /// (the insert fast path reads them from the header).
+///
+/// The bound is a quarter of a run (64 entries; a full pack of 64 meets it, capacities being
+/// powers of two), not half (session 8 to 11): an insert into a pack of 65 to 128 one-byte
+/// suffixes shifted half of ~100 records and missed on each of their lines, where a Node256
+/// takes one store. With the prefetches of write_fast.rs, W1's dense fill (10M keys in random
+/// order, 7-byte values) went from 0.89x-1.03x congee to 1.57x-1.63x (581 -> 513 instructions
+/// per insert at 2M; docs/benchmarks.md, "W1 dense fill"); a run that stays between 65 and
+/// 128 keys holds twice the memory (2,080 bytes against a 128-slot pack's 1,040 for 7-byte
+/// values). An eighth of a run (33 to 64 keys in a Node256: four times the pack) bought only
+/// ~5% more.
 #[inline]
 pub(crate) fn full_run_bursts(key_width: usize, count: usize, value_width: usize) -> bool {
-    key_width == 1 && count >= DENSE_ENTRIES / 2 && inline_sized(value_width)
+    key_width == 1 && count >= DENSE_ENTRIES / 4 && inline_sized(value_width)
 }
 
 /// Whether values of `width` bytes are inline in a child word and wide enough that a Node256 of

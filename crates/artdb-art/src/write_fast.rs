@@ -17,12 +17,15 @@
 //! copy), prefixes that differ from the key or are longer than the header holds, keys that end
 //! at an inner node (value slots), full inner nodes (grow), leaves and inline values (split or
 //! replace), dense packs, packs whose widths differ from the key's, packs at their capacity
-//! bound (burst), and full 128-entry one-byte-suffix packs of 6- or 7-byte values (they become
+//! bound (burst), and full 64-entry one-byte-suffix packs of 6- or 7-byte values (they become
 //! a Node256 of inline words: `pack_write::bursts_to_inline`). A slot
 //! reached through heap nodes only has a heap parent, so the general path continues with no
 //! persisted parent, as it would have after walking the same nodes.
 
-use crate::node::{self, PackMut, PackRef, KIND_NODE256, KIND_PACK, PREFIX_INLINE_LEN_MAX};
+use crate::node::{
+    self, PackMut, PackRef, HEADER_LEN, KIND_NODE256, KIND_PACK, PACK_HEADER_LEN,
+    PREFIX_INLINE_LEN_MAX,
+};
 use crate::pack_write::{full_run_bursts, rebuild, takes_insert_in_place};
 use crate::tree::{value_word, Upsert, Writer};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
@@ -53,6 +56,9 @@ impl Writer {
             match bits & TAG_MASK {
                 TAG_HEAP_NODE if bits != 0 => {
                     let address = bits as usize;
+                    if let Some(&byte) = key.get(depth) {
+                        prefetch_node256_slot(address, byte);
+                    }
                     // SAFETY: a heap node word linked in the current tree names a live inner
                     // image of this crate (raw.rs invariant 2); the writer holds `&mut Tree`, so
                     // nothing else writes it, and this view is dropped before any other view of
@@ -113,6 +119,10 @@ impl Writer {
                         if let Some(&first) = key.get(depth) {
                             prefetch_pack_tail(bits, first);
                         }
+                    } else if key.len() == depth + 1 {
+                        // One key byte left: a pack here that can take the key is a
+                        // one-byte-suffix pack (a dense run being filled).
+                        prefetch_run_pack_head(word::heap_leaf_address(bits), value.len());
                     }
                     return match self.pack_upsert_fast(bits, key.get(depth..), value, want_old) {
                         Some((upsert, new_bits)) => {
@@ -146,6 +156,11 @@ impl Writer {
         let image = unsafe { node::heap_leaf_image(address) };
         if image.first() != Some(&KIND_PACK) {
             return None;
+        }
+        if bits & TAG_MASK == TAG_HEAP_LEAF {
+            if let [first] = rest {
+                prefetch_run_pack_tail(address, image, *first);
+            }
         }
         let (found, state) = node::heap_pack_find(image, rest, value.len())?;
         let writable = state.version == self.version || self.registry.no_snapshots();
@@ -237,6 +252,92 @@ fn prefetch_pack_tail(bits: u64, first: u8) {
     let mut line = (address + start) & !(LINE - 1);
     let mut lines = 0;
     while line < address + end && lines < LINES_MAX {
+        crate::raw::prefetch(line);
+        line += LINE;
+        lines += 1;
+    }
+}
+
+/// Cache line size assumed by the prefetches below.
+const LINE: usize = 64;
+
+/// Lines at most that one prefetch of a one-byte-suffix pack issues (as `prefetch_pack_tail`).
+const RUN_PACK_LINES_MAX: usize = 24;
+
+/// Entries of the one-byte-suffix pack whose lines [`prefetch_run_pack_head`] loads before the
+/// pack's header has arrived: the largest pack of a dense run of 6- or 7-byte values (it
+/// bursts into a Node256 of inline words at its 65th key: pack_write.rs, `full_run_bursts`).
+const RUN_PACK_HEAD_ENTRIES: usize = crate::node::DENSE_ENTRIES / 4;
+
+/// Starts loading the child slot for `byte` of the inner node at `address`, as if it were a
+/// Node256 without a prefix, together with its header instead of one miss after it. Below the
+/// first levels of a large tree that is what the node is (dense keys: every level; random
+/// keys: the levels above the packs); for other kinds, or a node with a prefix, the line is
+/// simply not used (a prefetch never faults). Dense 10M fill: the run's Node256 had cost two
+/// misses one after the other, its header and then its slot.
+#[inline(always)]
+fn prefetch_node256_slot(address: usize, byte: u8) {
+    crate::raw::prefetch(address + HEADER_LEN + 8 * usize::from(byte));
+}
+
+/// Starts loading, before its header arrives, the lines after the header's line of the pack
+/// at `address` if it is a one-byte-suffix pack of `value_len`-byte values with up to
+/// [`RUN_PACK_HEAD_ENTRIES`] slots: the fence and records an insert searches and shifts.
+/// One-byte-suffix packs carry no layout hint in their word (word.rs: their lookups are
+/// faster without one), so this is a guess of their size; a smaller pack (or a single leaf)
+/// wastes the lines past its end, a larger one gets the rest from
+/// [`prefetch_run_pack_tail`] once its header is known.
+#[inline(always)]
+fn prefetch_run_pack_head(address: usize, value_len: usize) {
+    let end = address + run_pack_head_len(value_len);
+    let mut line = (address + LINE) & !(LINE - 1);
+    let mut lines = 0;
+    while line < end && lines < RUN_PACK_LINES_MAX {
+        crate::raw::prefetch(line);
+        line += LINE;
+        lines += 1;
+    }
+}
+
+/// Bytes of a one-byte-suffix pack without a prefix of [`RUN_PACK_HEAD_ENTRIES`] slots of
+/// `value_len`-byte values: what [`prefetch_run_pack_head`] covers.
+#[inline(always)]
+fn run_pack_head_len(value_len: usize) -> usize {
+    PACK_HEADER_LEN + RUN_PACK_HEAD_ENTRIES * (1 + value_len)
+}
+
+/// Once the header of the pack `image` (at `address`) is read, for a one-byte-suffix pack
+/// larger than [`prefetch_run_pack_head`] covered: starts loading the rest of its fence and the
+/// records from a little before where the suffix byte `first` probably goes (its share of
+/// the entries, as in a dense run) through the end of the records, which the insert's shift
+/// reads and writes.
+#[inline(always)]
+fn prefetch_run_pack_tail(address: usize, image: &[u8], first: u8) {
+    let Some(&[_, 1, c0, c1, value_width, spare, p0, p1]) = image.first_chunk::<8>() else {
+        return;
+    };
+    let covered = address + run_pack_head_len(usize::from(value_width));
+    let count = usize::from(u16::from_le_bytes([c0, c1]));
+    let fence_at = address + PACK_HEADER_LEN + usize::from(u16::from_le_bytes([p0, p1]));
+    let records_at = fence_at + count + usize::from(spare);
+    let stride = usize::from(value_width);
+    let records_end = records_at + (count + 1) * stride;
+    if records_end <= covered {
+        return;
+    }
+    let mut line = (address + LINE).max(covered) & !(LINE - 1);
+    let mut lines = 0;
+    while line < fence_at + count && lines < RUN_PACK_LINES_MAX {
+        crate::raw::prefetch(line);
+        line += LINE;
+        lines += 1;
+    }
+    // Entries below the suffix byte's share, less a line's worth for the spread of a random
+    // run, stay where they are.
+    let below = (usize::from(first) * count / crate::node::DENSE_ENTRIES)
+        .saturating_sub(LINE / stride.max(1));
+    line = line.max((records_at + below * stride) & !(LINE - 1));
+    while line < records_end && lines < RUN_PACK_LINES_MAX {
         crate::raw::prefetch(line);
         line += LINE;
         lines += 1;

@@ -371,7 +371,7 @@ fn inserted_runs_become_dense() {
 }
 
 /// Dense keys in random order with 6- or 7-byte values: a run's one-byte-suffix pack that
-/// would grow past 128 entries becomes a Node256 of inline words (no more shifting of the
+/// would grow past 64 entries becomes a Node256 of inline words (no more shifting of the
 /// pack's records), and the run's 256th key turns that node into a dense pack; 5-byte values
 /// (a Node256 would cost far more than the pack) stay in packs. Runs are filled one after the
 /// other, each in random order; every read agrees with the model at each stage.
@@ -420,6 +420,111 @@ fn half_full_runs_of_inline_values_go_through_node256() {
             assert_eq!(tree.get(&near).unwrap(), None);
         }
         tree.verify().unwrap();
+    }
+}
+
+/// The shape of run 0 of `k_of` in `tree` against what `keys` (its key count) and the value
+/// `width` make of it: 6- and 7-byte values (inline in a child word) go from a one-byte-suffix pack (up to 64 keys)
+/// through a Node256 of inline words (65 to 255) to a dense pack (256); `node256` says whether
+/// the run is a Node256 (a removal keeps it one until it shrinks at 36); other widths stay
+/// packs up to 255 and are dense at 256. Every key of the run and its neighbours read like the
+/// model.
+fn check_run_shape(tree: &Tree, model: &Model, keys: usize, width: usize, node256: bool) {
+    let stats = tree.stats();
+    let context = format!("width {width}, {keys} keys: {stats:?}");
+    if keys == 256 {
+        assert_eq!(stats.dense_packs, 1, "{context}");
+        assert_eq!(stats.node256, 0, "{context}");
+    } else if node256 {
+        assert!((6..=7).contains(&width), "{context}");
+        assert_eq!((stats.node256, stats.packs), (1, 0), "{context}");
+    } else {
+        assert_eq!((stats.node256, stats.packs), (0, 1), "{context}");
+        assert_eq!(stats.dense_packs, 0, "{context}");
+    }
+    assert_eq!(tree.len(), model.len() as u64, "{context}");
+    for i in 0..=256u32 {
+        let k = k_of(i);
+        assert_eq!(
+            tree.get(&k).unwrap(),
+            model.get(&k).map(Vec::as_slice),
+            "{context}: key {i}"
+        );
+        let mut longer = k.clone();
+        longer.push(0);
+        assert_eq!(tree.get(&longer).unwrap(), None, "{context}: key {i} + 0");
+    }
+    assert_eq!(contents(tree.iter()), *model, "{context}");
+    assert_eq!(contents(tree.iter().rev()), *model, "{context}");
+    range_matches(tree, model, k_of(40), k_of(200)).unwrap();
+    tree.verify().unwrap();
+}
+
+/// A dense run's transitions one key at a time, in random order: the 64th key fills the
+/// run's pack (capacity 64), the 65th bursts it into a Node256 of inline words (6- and 7-byte
+/// values; other widths copy it into a pack of 128), the 256th makes the run dense; removals
+/// and re-inserts around each transition (the 64th/65th key: a removal from the Node256
+/// leaves it a Node256, a removal from the full pack shifts in place; the 255th/256th: a
+/// removal from the dense pack makes a Node256 again), with a snapshot alive at every other
+/// step in the second pass (the pack is then copied or burst into a new node, not changed in
+/// place) and the snapshot reading its own version.
+#[test]
+fn run_transitions_at_the_65th_and_256th_key() {
+    let order: Vec<u32> = (0..256u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 256)
+        .collect();
+    for width in [5usize, 6, 7, 8] {
+        for with_snapshots in [false, true] {
+            let mut tree = Tree::new();
+            let mut model = Model::new();
+            let mut snapshot = None;
+            let mut node256 = false;
+            let inline = (6..=7).contains(&width);
+            for (done, &byte) in order.iter().enumerate() {
+                let keys = done + 1;
+                if with_snapshots && done % 2 == 0 {
+                    snapshot = Some((tree.snapshot(), model.clone()));
+                }
+                let (k, v) = (k_of(byte), value(byte, width));
+                tree.insert(&k, &v).unwrap();
+                model.insert(k, v);
+                node256 |= inline && keys >= 65;
+                if !matches!(keys, 2 | 63 | 64 | 65 | 66 | 128 | 129 | 254 | 255 | 256) {
+                    continue;
+                }
+                check_run_shape(&tree, &model, keys, width, node256 && keys < 256);
+                if let Some((snapshot, old)) = &snapshot {
+                    assert_eq!(
+                        contents(snapshot.iter()),
+                        *old,
+                        "width {width}, {keys} keys"
+                    );
+                }
+                if keys < 3 {
+                    continue;
+                }
+                // Remove the key just inserted and one inserted before, check, put both back.
+                let earlier = order[done / 2];
+                for gone in [byte, earlier] {
+                    let k = k_of(gone);
+                    assert_eq!(tree.remove(&k).unwrap(), model.remove(&k));
+                }
+                check_run_shape(
+                    &tree,
+                    &model,
+                    keys - 2,
+                    width,
+                    node256 || keys == 256 && inline,
+                );
+                for back in [earlier, byte] {
+                    let (k, v) = (k_of(back), value(back, width));
+                    tree.insert(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+                check_run_shape(&tree, &model, keys, width, node256 && keys < 256);
+            }
+            assert_eq!(tree.stats().dense_packs, 1);
+        }
     }
 }
 

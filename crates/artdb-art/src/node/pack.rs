@@ -1216,7 +1216,7 @@ pub(crate) fn alloc_pack(
         // instructions; a pack that stays partial spends at most half its slots. Other packs
         // keep count / 8, the memory figure W1 holds them to.
         // Capacities are powers of two (4, 8, ..., 128, 256), so a run of inline-sized values
-        // meets a full pack of exactly 128 entries, where the next insert makes it a Node256
+        // meets a full pack of exactly 64 entries, where the next insert makes it a Node256
         // of inline words instead (pack_write.rs, `bursts_to_inline`).
         (count + 1)
             .next_power_of_two()
