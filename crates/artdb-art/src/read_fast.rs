@@ -14,9 +14,9 @@
 //! continues with no persisted parent.
 
 use crate::node::{
-    self, probe, probe_dense, probe_fence, probe_records, Header, Layout, LeafRef, Node16, Node256,
-    Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4,
-    KIND_NODE48, PREFIX_INLINE_LEN_MAX,
+    self, probe, probe_dense, probe_fence, probe_hinted, probe_records, Header, Layout, LeafRef,
+    Node16, Node256, Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256,
+    KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -156,6 +156,27 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         }
         TAG_HEAP_LEAF | TAG_HEAP_PACK_HINTED => {
             let address = word::heap_leaf_address(bits);
+            if !SPLIT_PACKS && bits & TAG_MASK == TAG_HEAP_PACK_HINTED {
+                // The pack's layout from its word: see `probe_hinted`.
+                let (capacity, stride, full) = word::pack_hint_fields(bits);
+                let count_guess = capacity - ((capacity >> 4) & usize::from(!full).wrapping_neg());
+                // SAFETY: a heap leaf word names a live leaf or pack image of this version, not
+                // written or freed during 'a (caller), and every such image has at least its
+                // 8-byte header.
+                let head = unsafe { raw::image::<'a>(address, 8) };
+                let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
+                let key_width = key.len().wrapping_sub(depth);
+                if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
+                    // SAFETY: as above; this live pack's header agrees with the hint, which
+                    // makes `len` its length.
+                    let image = unsafe { raw::image::<'a>(address, len) };
+                    if let Some(value) =
+                        probe_hinted(image, header, capacity, stride, count_guess, key, depth)
+                    {
+                        return Step::Done(value);
+                    }
+                }
+            }
             // SAFETY: a heap leaf word names a live leaf or pack image of this version, not
             // written or freed during 'a (caller).
             let image = unsafe { node::heap_leaf_image::<'a>(address) };

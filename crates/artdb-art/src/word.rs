@@ -216,6 +216,19 @@ pub(crate) fn pack_guess(bits: u64, first: u8) -> (usize, usize) {
     (index, PACK_HINT_FENCE_AT + capacity + index * stride)
 }
 
+/// The capacity, record stride and full bit of the hinted pack word `bits` (tag 101; for other
+/// words the result means nothing). Straight-line arithmetic on the word: a lookup computes the
+/// pack's addresses from it without waiting for the pack's header.
+#[inline(always)]
+pub(crate) fn pack_hint_fields(bits: u64) -> (usize, usize, bool) {
+    let hint = bits >> PACK_HINT_SHIFT;
+    (
+        (hint & PACK_HINT_CAPACITY_MAX as u64) as usize,
+        ((hint >> PACK_HINT_STRIDE_AT) & PACK_HINT_STRIDE_MAX as u64) as usize,
+        hint >> PACK_HINT_FULL_AT != 0,
+    )
+}
+
 /// The end of the record area of the hinted pack `bits` names, from the pack's start (the
 /// image's length for an ordinary pack: header, fence and records of every slot).
 #[inline(always)]
