@@ -14,9 +14,9 @@
 //! continues with no persisted parent.
 
 use crate::node::{
-    self, probe, probe_dense, probe_fence, probe_hinted, probe_records, Header, Layout, LeafRef,
-    Node16, Node256, Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256,
-    KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
+    self, probe, probe_dense, probe_dense_header, probe_fence, probe_hinted, probe_records, Header,
+    Layout, LeafRef, Node16, Node256, Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16,
+    KIND_NODE256, KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -154,17 +154,17 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                 None => Step::Done(None),
             }
         }
-        TAG_HEAP_LEAF | TAG_HEAP_PACK_HINTED => {
-            let address = word::heap_leaf_address(bits);
-            if !SPLIT_PACKS && bits & TAG_MASK == TAG_HEAP_PACK_HINTED {
-                // The pack's layout from its word: see `probe_hinted`.
-                let (capacity, stride, full) = word::pack_hint_fields(bits);
-                let count_guess = capacity - ((capacity >> 4) & usize::from(!full).wrapping_neg());
+        TAG_HEAP_PACK_HINTED => {
+            let address = word::hinted_pack_address(bits);
+            if !SPLIT_PACKS {
                 // SAFETY: a heap leaf word names a live leaf or pack image of this version, not
                 // written or freed during 'a (caller), and every such image has at least its
                 // 8-byte header.
                 let head = unsafe { raw::image::<'a>(address, 8) };
                 let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
+                // The pack's layout from its word: see `probe_hinted`.
+                let (capacity, stride, full) = word::pack_hint_fields(bits);
+                let count_guess = capacity - ((capacity >> 4) & usize::from(!full).wrapping_neg());
                 let key_width = key.len().wrapping_sub(depth);
                 if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
                     // SAFETY: as above; this live pack's header agrees with the hint, which
@@ -175,43 +175,68 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                     {
                         return Step::Done(value);
                     }
+                } else if let Some(len) = node::dense_pack_len(header) {
+                    // SAFETY: as above; a dense pack's header gives its length `len`.
+                    let image = unsafe { raw::image::<'a>(address, len) };
+                    return Step::Done(probe_dense_header(image, header, key, depth));
                 }
             }
-            // SAFETY: a heap leaf word names a live leaf or pack image of this version, not
-            // written or freed during 'a (caller).
-            let image = unsafe { node::heap_leaf_image::<'a>(address) };
-            let rest = key.get(depth..).unwrap_or_default();
-            if node::is_pack_image(image) {
-                // A dense pack's entry is at a place the key's byte gives, with no fence to
-                // search: a group gains nothing by splitting it, and the split probe's general
-                // layout work cost `get_many` on dense keys 2.6 times the instructions of `get`.
-                if !SPLIT_PACKS {
-                    return Step::Done(probe(image, key, depth));
-                }
-                if image.first() == Some(&KIND_DENSE) {
-                    let value = probe_dense(image, key, depth);
-                    // The caller reads the value after the group's last round: start its line.
-                    if let Some(value) = value {
-                        raw::prefetch(value.as_ptr() as usize);
-                    }
-                    return Step::Done(value);
-                }
-                return match probe_fence(image, key, depth) {
-                    Some((layout, probe)) => Step::Pack(image, layout, probe),
-                    None => Step::Done(None),
-                };
-            }
-            match LeafRef::from_image(image) {
-                Ok(leaf) => Step::Done((rest == leaf.suffix).then_some(leaf.value)),
-                Err(_) => Step::Slow(slot, depth),
-            }
+            // SAFETY: a hinted word names a live pack image of this version, not written or
+            // freed during 'a (caller).
+            unsafe { leaf_step::<SPLIT_PACKS>(address, slot, depth, key) }
         }
+        // SAFETY: a heap leaf word names a live leaf or pack image of this version, not written
+        // or freed during 'a (caller).
+        TAG_HEAP_LEAF => unsafe {
+            leaf_step::<SPLIT_PACKS>(word::heap_leaf_address(bits), slot, depth, key)
+        },
         TAG_INLINE if bits & 0b1100_0000 == 0 => {
             let len = ((bits >> 3) & 0b111) as usize;
             Step::Done((key.len() == depth).then(|| word::inline_value(slot, len)))
         }
         _ if bits == 0 => Step::Done(None),
         _ => Step::Slow(slot, depth),
+    }
+}
+
+/// [`step`] at a heap leaf or pack (not answered from a hinted word's layout) at `address`.
+///
+/// # Safety
+/// `address` is a live heap leaf or pack image of a version whose heap images stay live and
+/// unwritten during `'a` (as for [`step`]).
+#[inline(always)]
+unsafe fn leaf_step<'a, const SPLIT_PACKS: bool>(
+    address: usize,
+    slot: &'a [u8; 8],
+    depth: usize,
+    key: &[u8],
+) -> Step<'a> {
+    // SAFETY: `address` is a live leaf or pack image, not written or freed during 'a (caller).
+    let image = unsafe { node::heap_leaf_image::<'a>(address) };
+    let rest = key.get(depth..).unwrap_or_default();
+    if node::is_pack_image(image) {
+        // A dense pack's entry is at a place the key's byte gives, with no fence to search: a
+        // group gains nothing by splitting it, and the split probe's general layout work cost
+        // `get_many` on dense keys 2.6 times the instructions of `get`.
+        if !SPLIT_PACKS {
+            return Step::Done(probe(image, key, depth));
+        }
+        if image.first() == Some(&KIND_DENSE) {
+            let value = probe_dense(image, key, depth);
+            // The caller reads the value after the group's last round: start its line.
+            if let Some(value) = value {
+                raw::prefetch(value.as_ptr() as usize);
+            }
+            return Step::Done(value);
+        }
+        return match probe_fence(image, key, depth) {
+            Some((layout, probe)) => Step::Pack(image, layout, probe),
+            None => Step::Done(None),
+        };
+    }
+    match LeafRef::from_image(image) {
+        Ok(leaf) => Step::Done((rest == leaf.suffix).then_some(leaf.value)),
+        Err(_) => Step::Slow(slot, depth),
     }
 }
 

@@ -167,6 +167,12 @@ pub(crate) fn heap_leaf_address(bits: u64) -> usize {
     (bits & mask) as usize
 }
 
+/// The address of a hinted pack word (tag 101).
+#[inline(always)]
+pub(crate) fn hinted_pack_address(bits: u64) -> usize {
+    (bits & HINTED_ADDRESS_MASK) as usize
+}
+
 /// The word of a heap pack at `address` described by `hint`: hinted (tag 101) when the hint
 /// can describe it and the address leaves bits 47..63 free, a plain heap leaf word otherwise.
 #[inline]
