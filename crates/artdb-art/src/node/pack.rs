@@ -938,7 +938,9 @@ pub(crate) fn probe_hinted<'a>(
         return Some(None);
     }
     let at = first_at + place * stride + width;
-    Some(image.get(at..at + stride - width))
+    // In bounds (`place` is inside the run, the run inside the count); a value that were not
+    // would go to the general probe, never be answered as absent.
+    Some(Some(image.get(at..at + stride - width)?))
 }
 
 /// A heap dense pack lookup: the prefix compared, then one load at `base + b * value_width`
