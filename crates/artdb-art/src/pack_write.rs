@@ -157,7 +157,8 @@ impl Writer {
         value: &[u8],
     ) {
         let bits = word::load(slot);
-        let in_place = takes_insert_in_place(pack.key_width, pack.count(), pack.spare(), pack.wide);
+        let spare = pack.spare();
+        let in_place = takes_insert_in_place(pack.key_width, pack.count(), spare, pack.wide);
         let writable = if in_place {
             self.writable_pack(bits, pack.version)
         } else {
@@ -166,9 +167,11 @@ impl Writer {
         match writable {
             Some(mut writable) => {
                 writable.insert(at, suffix, value);
-                // The last spare slot taken: the word's hint now says full (word.rs).
-                let full = pack.spare() == 1;
-                *slot = word::with_pack_full(bits, full).to_le_bytes();
+                // The last spare slot taken: the word's hint now says full (word.rs). `spare` is
+                // the count from before the insert: `pack` views the image the insert changed,
+                // and its spare count read now (one less) set the bit one insert early and
+                // cleared it when the last slot was taken.
+                *slot = word::with_pack_full(bits, spare == 1).to_le_bytes();
             }
             None => {
                 *slot = rebuild(

@@ -490,7 +490,10 @@ impl Writer {
                 });
             };
             let has_child = inner.find(byte).is_some();
-            let full = inner.count() >= node::capacity(inner.kind());
+            // Read before the node is changed: `own` may adopt it in place, and then `inner`
+            // views the image that `add` below changes.
+            let (kind, count) = (inner.kind(), inner.count());
+            let full = count >= node::capacity(kind);
             let address = self.own(slot, &inner)?;
             if has_child {
                 match inner_mut(address).into_child_slot(byte) {
@@ -505,7 +508,11 @@ impl Writer {
                 self.grow(slot, address, depth, byte, child);
             } else {
                 inner_mut(address).add(byte, child);
-                if inner.kind() == KIND_NODE256 && inner.count() + 1 == node::NODE256_CAPACITY {
+                // The count from before the add: read after it (a node written in place), the
+                // full node's count was one past the capacity and a run whose 256th key came
+                // this way (a full pack of 255 one-byte suffixes, as bulk builds and persisted
+                // images leave them, burst into a Node256 by that key) stayed a Node256.
+                if kind == KIND_NODE256 && count + 1 == node::NODE256_CAPACITY {
                     self.densify_node256(slot, address);
                 }
             }

@@ -103,6 +103,15 @@ pub enum Violation {
         /// Keys counted.
         counted: u64,
     },
+    /// A hinted pack word (tag 101) whose hint does not describe its heap pack (capacity =
+    /// count + spare, record stride, full bit = no spare slot, no prefix, not dense). Lookups
+    /// still answer right (`read_fast::step` checks the header against the hint before it uses
+    /// the hint's layout), but they and the insert path's prefetches would work from a wrong
+    /// layout or count guess.
+    PackHintStale {
+        /// Path to the pack.
+        path: Vec<u8>,
+    },
     /// A node could not be read (corrupt persisted image).
     Unreadable {
         /// Path to the word.
@@ -297,6 +306,13 @@ pub(crate) fn verify_view(view: &View<'_>, len: u64, current: u64) -> Vec<Violat
                     path: item.path.clone(),
                 });
             }
+            if item.bits & word::TAG_MASK == word::TAG_HEAP_PACK_HINTED
+                && !pack.hint_describes(item.bits)
+            {
+                out.push(Violation::PackHintStale {
+                    path: item.path.clone(),
+                });
+            }
         }
         Ok(Entry::Leaf(leaf)) => {
             if item.value_slot && !leaf.suffix.is_empty() {
@@ -437,5 +453,42 @@ impl crate::Snapshot {
     /// Nodes per kind, depth histogram, bytes.
     pub fn stats(&self) -> Stats {
         stats_view(&self.view())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `verify` reports a hinted pack word whose hint no longer describes its pack (a full bit,
+    /// capacity or stride that an in-place write forgot to update), and accepts the word the
+    /// writer keeps.
+    #[test]
+    fn stale_pack_hints_are_reported() {
+        let mut tree = Tree::new();
+        // Distinct first bytes: one pack at the root, without a prefix, so its word is hinted.
+        for i in 0..40u8 {
+            tree.insert(&[i * 6, i ^ 0x5A, 7], b"vv").unwrap();
+        }
+        let bits = tree.root_bits();
+        assert_eq!(bits & word::TAG_MASK, word::TAG_HEAP_PACK_HINTED);
+        assert_eq!(tree.verify(), Ok(()));
+        let (_, _, full) = word::pack_hint_fields(bits);
+        let stale_full = word::with_pack_full(bits, !full);
+        // The capacity field is the hint's low bits (word.rs): one more slot than the pack has.
+        let stale_capacity = bits + (1 << 47);
+        for stale in [stale_full, stale_capacity] {
+            let root = stale.to_le_bytes();
+            let view = View {
+                root: &root,
+                resolver: tree.view().resolver,
+            };
+            let violations = verify_view(&view, tree.len(), tree.version());
+            assert_eq!(
+                violations,
+                vec![Violation::PackHintStale { path: Vec::new() }],
+                "{stale:#x}"
+            );
+        }
     }
 }

@@ -372,6 +372,19 @@ impl<'a> PackRef<'a> {
             }
     }
 
+    /// Whether the hinted pack word `bits` (tag 101) describes this pack as `alloc_pack_spare`
+    /// made it and the in-place writes keep it (`word::with_pack_full`): capacity = count +
+    /// spare, the record stride, the full bit set exactly when no spare slot is left, no prefix,
+    /// not dense (verify.rs).
+    pub(crate) fn hint_describes(&self, bits: u64) -> bool {
+        let (capacity, stride, full) = crate::word::pack_hint_fields(bits);
+        !self.dense
+            && self.prefix.is_empty()
+            && capacity == self.count() + self.spare()
+            && stride == self.stride()
+            && full == (self.spare() == 0)
+    }
+
     /// Most entries a pack of these widths may hold ([`pack_capacity_max_for`]; a dense pack
     /// is full).
     pub fn capacity_max(&self) -> usize {
