@@ -14,9 +14,9 @@
 //! continues with no persisted parent.
 
 use crate::node::{
-    self, probe, probe_dense, probe_dense_header, probe_fence, probe_hinted, probe_records, Header,
-    Layout, LeafRef, Node16, Node256, Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16,
-    KIND_NODE256, KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
+    self, probe, probe_dense, probe_fence, probe_hinted, probe_records, Header, Layout, LeafRef,
+    Node16, Node256, Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256,
+    KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -175,10 +175,6 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                     {
                         return Step::Done(value);
                     }
-                } else if let Some(len) = node::dense_pack_len(header) {
-                    // SAFETY: as above; a dense pack's header gives its length `len`.
-                    let image = unsafe { raw::image::<'a>(address, len) };
-                    return Step::Done(probe_dense_header(image, header, key, depth));
                 }
             }
             // SAFETY: a hinted word names a live pack image of this version, not written or

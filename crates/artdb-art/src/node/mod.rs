@@ -43,10 +43,9 @@ pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
 pub(crate) use pack::{
-    alloc_pack, alloc_pack_spare, dense_get, dense_image_len, dense_pack_len, fill_dense_image,
-    fits as fits_pack, heap_pack_find, hinted_pack_len, is_pack_image, probe, probe_dense,
-    probe_dense_header, probe_fence, probe_hinted, probe_records, Layout, PackMut, PackRef,
-    PackWriter, Probe, DENSE_ENTRIES, PACK_HEADER_LEN,
+    alloc_pack, alloc_pack_spare, dense_get, dense_image_len, fill_dense_image, fits as fits_pack,
+    heap_pack_find, hinted_pack_len, is_pack_image, probe, probe_dense, probe_fence, probe_hinted,
+    probe_records, Layout, PackMut, PackRef, PackWriter, Probe, DENSE_ENTRIES, PACK_HEADER_LEN,
 };
 pub use pack::{
     pack_capacity_max, pack_capacity_max_for, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX,

@@ -841,15 +841,6 @@ pub(crate) fn probe<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Option<&'a
     probe_records_in(image, &layout, key, probe)
 }
 
-/// The image length of the heap pack whose first 8 bytes are `header` when it is a dense pack
-/// (kind 7), else `None`: a hinted word's lookup reads the header once and, for a dense pack,
-/// goes straight to [`probe_dense`].
-#[inline(always)]
-pub(crate) fn dense_pack_len(header: u64) -> Option<usize> {
-    (header & 0xFF == u64::from(KIND_DENSE))
-        .then(|| dense_image_len((header >> 48) as usize, ((header >> 32) & 0xFF) as usize))
-}
-
 /// The image length of the heap pack whose first 8 bytes are `header`, when its word's hint
 /// (`capacity` entry slots, records `stride` bytes apart) describes it and it is an ordinary
 /// pack (kind 6, no prefix) of suffixes `key_width` bytes long with 2..=9 bytes (the packs of a
@@ -972,26 +963,6 @@ pub(crate) fn probe_dense<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Opti
         return None;
     }
     let at = PACK_HEADER_LEN + prefix_len + usize::from(byte) * value_width;
-    image.get(at..at + value_width)
-}
-
-/// [`probe_dense`] for a lookup that has read the pack's first 8 bytes (`header`) already: a
-/// pack without a prefix (every pack a hinted word names) needs only the key's last byte.
-#[inline(always)]
-pub(crate) fn probe_dense_header<'a>(
-    image: &'a [u8],
-    header: u64,
-    key: &[u8],
-    depth: usize,
-) -> Option<&'a [u8]> {
-    if header >> 48 != 0 {
-        return probe_dense(image, key, depth);
-    }
-    if key.len().checked_sub(depth) != Some(1) {
-        return None;
-    }
-    let value_width = ((header >> 32) & 0xFF) as usize;
-    let at = PACK_HEADER_LEN + usize::from(*key.last()?) * value_width;
     image.get(at..at + value_width)
 }
 
