@@ -157,14 +157,13 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         TAG_HEAP_PACK_HINTED => {
             let address = word::hinted_pack_address(bits);
             if !SPLIT_PACKS {
-                // SAFETY: a heap leaf word names a live leaf or pack image of this version, not
-                // written or freed during 'a (caller), and every such image has at least its
-                // 8-byte header.
+                // SAFETY: a hinted word names a live pack image of this version, not written or
+                // freed during 'a (caller), and every pack has at least its 16-byte header.
                 let head = unsafe { raw::image::<'a>(address, 8) };
                 let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
                 // The pack's layout from its word: see `probe_hinted`.
                 let (capacity, stride, full) = word::pack_hint_fields(bits);
-                let count_guess = capacity - ((capacity >> 4) & usize::from(!full).wrapping_neg());
+                let count_guess = word::pack_count_guess(capacity, full);
                 let key_width = key.len().wrapping_sub(depth);
                 if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
                     // SAFETY: as above; this live pack's header agrees with the hint, which

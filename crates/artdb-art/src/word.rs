@@ -213,12 +213,8 @@ pub(crate) struct PackHint {
 /// pack whose spare slots filled). Straight-line arithmetic: it runs on every lookup.
 #[inline(always)]
 pub(crate) fn pack_guess(bits: u64, first: u8) -> (usize, usize) {
-    let hint = bits >> PACK_HINT_SHIFT;
-    let capacity = (hint & PACK_HINT_CAPACITY_MAX as u64) as usize;
-    let stride = ((hint >> PACK_HINT_STRIDE_AT) & PACK_HINT_STRIDE_MAX as u64) as usize;
-    let not_full = ((hint >> PACK_HINT_FULL_AT) as usize ^ 1).wrapping_neg();
-    let count = capacity - ((capacity >> 4) & not_full);
-    let index = (usize::from(first) * count) >> 8;
+    let (capacity, stride, full) = pack_hint_fields(bits);
+    let index = (usize::from(first) * pack_count_guess(capacity, full)) >> 8;
     (index, PACK_HINT_FENCE_AT + capacity + index * stride)
 }
 
@@ -233,6 +229,14 @@ pub(crate) fn pack_hint_fields(bits: u64) -> (usize, usize, bool) {
         ((hint >> PACK_HINT_STRIDE_AT) & PACK_HINT_STRIDE_MAX as u64) as usize,
         hint >> PACK_HINT_FULL_AT != 0,
     )
+}
+
+/// The count a hint of `capacity` slots suggests: the capacity when `full`, else capacity -
+/// capacity / 16 (between a new pack's capacity * 8 / 9 and a pack whose spare slots filled).
+/// Straight-line arithmetic, no branch.
+#[inline(always)]
+pub(crate) fn pack_count_guess(capacity: usize, full: bool) -> usize {
+    capacity - ((capacity >> 4) & usize::from(!full).wrapping_neg())
 }
 
 /// The end of the record area of the hinted pack `bits` names, from the pack's start (the

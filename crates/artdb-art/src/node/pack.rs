@@ -1823,7 +1823,7 @@ mod tests {
                 hinted_pack_len(header, capacity, hint_stride, key_width + 1),
                 None
             );
-            let guessed = capacity - ((capacity >> 4) & usize::from(!full).wrapping_neg());
+            let guessed = crate::word::pack_count_guess(capacity, full);
             let guesses = [guessed, 0, capacity, next() as usize % (capacity + 1)];
             let mut probes: Vec<Vec<u8>> = Vec::new();
             for (suffix, _) in &entries {

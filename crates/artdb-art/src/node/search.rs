@@ -365,16 +365,7 @@ fn masks16_sse2(bytes: &[u8], first: u8) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A xorshift generator of test bytes from `state`.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
+    use crate::test_support::xorshift;
 
     #[test]
     /// `window_edges` agrees with the scalar count whenever it answers, for fences of 0..=300
@@ -382,7 +373,7 @@ mod tests {
     /// and records are), with every place the count guess can put the window; and it answers
     /// for most lookups when the guess is the count.
     fn window_edges_match_scalar() {
-        let mut next = crate::test_support::xorshift(0xFE_4CE5);
+        let mut next = xorshift(0xFE_4CE5);
         let (mut answered, mut asked) = (0usize, 0usize);
         for round in 0..400usize {
             let count = next() as usize % 301;
