@@ -147,10 +147,19 @@ fn block() -> impl Strategy<Value = u32> {
 /// Offsets that hit the interesting sizes, plus the invalid 0 and `MAX_OFFSET + 1` now and then.
 fn offset() -> impl Strategy<Value = u16> {
     prop_oneof![
+        12 => valid_offset(),
+        1 => prop::sample::select(vec![0u16, MAX_OFFSET + 1, u16::MAX]),
+    ]
+}
+
+/// The valid offsets of [`offset`], drawn directly: a `prop_filter` of `offset` rejected one
+/// draw in 13, and at `ARTDB_TEST_SCALE=20` the run passed proptest's 65,536 local rejects and
+/// aborted (session 13's soak).
+fn valid_offset() -> impl Strategy<Value = u16> {
+    prop_oneof![
         6 => 1..=6u16,
         3 => prop::sample::select(vec![62u16, 63, 64, 65, 127, 128, 129, 291, 2047, 2048, MAX_OFFSET]),
         3 => 1..=MAX_OFFSET,
-        1 => prop::sample::select(vec![0u16, MAX_OFFSET + 1, u16::MAX]),
     ]
 }
 
@@ -190,7 +199,7 @@ fn op() -> impl Strategy<Value = Op> {
 /// consecutive (a fully dead page) or spaced.
 fn block_offsets() -> impl Strategy<Value = Vec<u16>> {
     prop_oneof![
-        8 => prop::collection::vec(offset().prop_filter("valid", |&o| valid(o)), 1..=8)
+        8 => prop::collection::vec(valid_offset(), 1..=8)
             .prop_map(|o| prepare(o, true)),
         1 => (1..=300u16, 60..=300u16).prop_map(|(first, len)| (first..first + len).map(|o| o.min(MAX_OFFSET)).collect::<Vec<_>>())
             .prop_map(|o| prepare(o, true)),
