@@ -152,6 +152,9 @@ struct Builder<'s> {
     pairs: PairBuffer,
     /// Where finished words go: `None` keeps them on the heap.
     sink: Option<&'s mut dyn NodeSink>,
+    /// The offset of the last dense pack with no prefix written to the sink, and the `flags`
+    /// hint its parent gets (node/mod.rs).
+    dense_written: Option<(u64, u8)>,
 }
 
 /// Widths of the keys below a node branching at `end` after adding keys of `key_len` and values
@@ -202,6 +205,7 @@ impl<'s> Builder<'s> {
             pending: None,
             pairs: PairBuffer::default(),
             sink,
+            dense_written: None,
         }
     }
 
@@ -211,7 +215,7 @@ impl<'s> Builder<'s> {
             return Ok(bits);
         };
         let offset = match word::decode(bits) {
-            Word::HeapLeaf(_) => write_leaf(&Resolver { source: None }, sink, bits)?,
+            Word::HeapLeaf(_) => write_leaf(&Resolver { source: None }, sink, bits)?.0,
             Word::HeapNode(_) => {
                 // Inner nodes go to the sink from `close_top`, composed in the scratch buffer.
                 return Err(Error::Storage(
@@ -403,8 +407,14 @@ impl<'s> Builder<'s> {
                     Child::Word(bits) => Some((byte, bits)),
                     Child::Run { .. } => None,
                 });
+            let mut flags = 0;
             for (_, bits) in words.clone() {
                 above = above.max(word::decode(bits).persisted());
+                if let Some((offset, hint)) = self.dense_written {
+                    if bits == word::persisted(offset) {
+                        flags = hint;
+                    }
+                }
             }
             let shape = Shape {
                 prefix: &self.last[depth..open.end],
@@ -416,6 +426,9 @@ impl<'s> Builder<'s> {
             image.clear();
             image.resize(node::inner_len(kind, shape.prefix.len()), 0);
             node::fill_inner(&mut image, kind, &shape, words);
+            if let Some(at) = image.get_mut(node::FLAGS_AT) {
+                *at = flags;
+            }
             let written = match self.sink.as_deref_mut() {
                 Some(sink) => checked_write(sink, &image, above),
                 None => Ok(0),
@@ -474,7 +487,11 @@ impl<'s> Builder<'s> {
                 None => Ok(0),
             };
             self.scratch = image;
-            word::persisted(written?)
+            let offset = written?;
+            if prefix.is_empty() {
+                self.dense_written = Some((offset, node::dense_children_flags(value_width)));
+            }
+            word::persisted(offset)
         } else {
             alloc_pack_spare(prefix, 1, value_width, DENSE_ENTRIES, 0, BULK_VERSION, fill)
         };

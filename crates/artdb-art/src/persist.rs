@@ -319,7 +319,7 @@ impl Tree {
         let root = self.root_bits();
         let inner = match word::decode(root) {
             Word::HeapLeaf(_) => {
-                let offset = write_leaf(&resolver, sink, root)?;
+                let (offset, _) = write_leaf(&resolver, sink, root)?;
                 return Ok(ChildWord::from_trusted_bits(word::persisted(offset)));
             }
             Word::HeapNode(_) => match resolver.resolve(root, 0, None)? {
@@ -334,8 +334,12 @@ impl Tree {
                 top.next += 1;
                 match word::decode(bits) {
                     Word::HeapLeaf(_) => {
-                        let offset = write_leaf(&resolver, sink, bits)?;
+                        let (offset, flags) = write_leaf(&resolver, sink, bits)?;
                         top.set_child(position, offset);
+                        if flags != 0 {
+                            // The parent's hint for its dense pack children (node/mod.rs).
+                            top.image[node::FLAGS_AT] = flags;
+                        }
                     }
                     Word::HeapNode(address) => {
                         // SAFETY: a heap word of the current version, not written during `&self`.
@@ -411,11 +415,13 @@ fn retire_tree(writer: &mut crate::tree::Writer, root: u64) {
     }
 }
 
+/// Writes the heap leaf or pack `bits` names through `sink`: its offset, and the `flags` hint
+/// its parent gets for it (node/mod.rs: nonzero for a dense pack with no prefix).
 pub(crate) fn write_leaf(
     resolver: &Resolver<'_>,
     sink: &mut dyn NodeSink,
     bits: u64,
-) -> Result<u64, Error> {
+) -> Result<(u64, u8), Error> {
     match resolver.resolve(bits, 0, None)? {
         Entry::Leaf(leaf) => {
             let len = leaf_image_len(leaf.suffix.len(), leaf.value.len());
@@ -425,12 +431,17 @@ pub(crate) fn write_leaf(
             image.extend_from_slice(&(leaf.value.len() as u32).to_le_bytes());
             image.extend_from_slice(leaf.suffix);
             image.extend_from_slice(leaf.value);
-            checked_write(sink, &image, None)
+            Ok((checked_write(sink, &image, None)?, 0))
         }
         Entry::Pack(pack) => {
             let mut image = pack.image.to_vec();
             image[8..16].fill(0); // the version field: persisted images carry 0
-            checked_write(sink, &image, None)
+            let flags = if pack.dense && pack.prefix.is_empty() {
+                node::dense_children_flags(pack.value_width)
+            } else {
+                0
+            };
+            Ok((checked_write(sink, &image, None)?, flags))
         }
         _ => Err(Error::Storage("a leaf word does not name a leaf".into())),
     }

@@ -243,7 +243,7 @@ impl<'a> PointReader<'a> {
     }
 
     /// The value of `key` (the same answer as [`Snapshot::get`](crate::Snapshot::get)).
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
         match (&self.region, &self.root) {
             (Some(region), Some(root)) => self.view.get_below_checked_root(region, root, key),
@@ -324,7 +324,7 @@ impl<'a> View<'a> {
     /// `get` for a view whose persisted root `root` was checked by a [`PointReader`] (through
     /// `region`, the view's source's [`QuickRegion`]): the root's prefix and child search, then
     /// the quick persisted path from the root's child. The same answers as [`View::get`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get_below_checked_root(
         &self,
         region: &QuickRegion<'a>,

@@ -15,8 +15,10 @@
 //! header holds, keys that end at an inner node, heap words, and any image that fails a check.
 
 use crate::node::{
-    Header, Node16, Node256, Node4, Node48, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
-    NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PREFIX_INLINE_LEN_MAX,
+    dense_children_width, dense_image_len, Header, Node16, Node256, Node4, Node48, DENSE_ENTRIES,
+    KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_CAPACITY,
+    NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PACK_HEADER_LEN, PACK_VALUE_WIDTH_MAX,
+    PREFIX_INLINE_LEN_MAX,
 };
 use crate::persist::{QuickRegion, Walk};
 use crate::raw;
@@ -33,6 +35,7 @@ pub(crate) enum Quick<'a> {
 
 /// The first 8 header bytes as a little-endian word (node/mod.rs): kind (bits 0..8), flags,
 /// count (16..32), prefix length (32..48), depth (48..64).
+const HEAD_FLAGS_SHIFT: u32 = 8;
 const HEAD_COUNT_SHIFT: u32 = 16;
 const HEAD_PREFIX_SHIFT: u32 = 32;
 const HEAD_DEPTH_SHIFT: u32 = 48;
@@ -94,6 +97,8 @@ pub(crate) fn get<'a>(
     let mut parent = parent.unwrap_or(u64::MAX);
     let at_parent = |parent: u64| (parent != u64::MAX).then_some(parent);
     let mut walk = Walk::new(region, parent);
+    // The value width the last node's `flags` hint for its dense pack children.
+    let mut dense_width = None;
     loop {
         let bits = word::load(slot);
         if bits & TAG_MASK != TAG_PERSISTED {
@@ -136,7 +141,13 @@ pub(crate) fn get<'a>(
             // keeps its prefix length and depth.
             let inner = kind.wrapping_sub(KIND_NODE4) <= KIND_NODE256 - KIND_NODE4;
             if !inner || prefix_len > PREFIX_INLINE_LEN_MAX {
-                // A dense pack (W2's leaf level) is answered here (node/pack.rs).
+                // A dense pack (W2's leaf level) is answered here: from the parent's hint
+                // (`dense_get_hinted`), or else from its header (node/pack.rs).
+                if let Some(width) = dense_width {
+                    if let Some(value) = dense_get_hinted(bytes, key, depth, width) {
+                        return Quick::Done(value);
+                    }
+                }
                 if let Some(value) = crate::node::dense_get(bytes, key, depth) {
                     return Quick::Done(value);
                 }
@@ -177,6 +188,9 @@ pub(crate) fn get<'a>(
         };
         match child {
             Some(child) => {
+                // A node whose children are dense packs says so (node/mod.rs): the child's
+                // value is then read where the hint puts it, together with its header.
+                dense_width = dense_children_width((head >> HEAD_FLAGS_SHIFT) as u8);
                 // No prefetch of the child's lines here: the next round computes the header's
                 // and the slot's addresses from the child word at once, and the core loads both
                 // together. A prefetch (as `read::prefetch_for` does for heap nodes) only added
@@ -191,6 +205,37 @@ pub(crate) fn get<'a>(
             None => return Quick::Done(None),
         }
     }
+}
+
+/// [`crate::node::dense_get`] of a dense pack with no prefix whose values are `width` bytes
+/// wide, the layout its parent's `flags` hint (node/mod.rs), for a key whose last byte names the
+/// entry (`key.len() == depth + 1`): `None` when the image is anything else (the general
+/// `dense_get` then reads it). The value's address comes from the hint and the key, not from
+/// the header, so the core loads the value's line together with the header's; the header is
+/// then checked against the hint (kind, key width 1, count 256, no spare, value width, no
+/// prefix) in one compare, a predicted branch. The image length is checked before either is
+/// read, as `dense_get` checks it: the same answers, and a wrong hint costs only speed.
+#[inline(always)]
+fn dense_get_hinted<'a>(
+    bytes: &'a [u8],
+    key: &[u8],
+    depth: usize,
+    width: usize,
+) -> Option<Option<&'a [u8]>> {
+    const COUNT: [u8; 2] = (DENSE_ENTRIES as u16).to_le_bytes();
+    // Kind, key width, count, value width, spare, prefix length: the whole header word.
+    const FIXED: u64 = u64::from_le_bytes([KIND_DENSE, 1, COUNT[0], COUNT[1], 0, 0, 0, 0]);
+    if key.len() != depth + 1
+        || width > PACK_VALUE_WIDTH_MAX
+        || bytes.len() < dense_image_len(0, width)
+    {
+        return None;
+    }
+    let &byte = key.last()?;
+    let at = PACK_HEADER_LEN + usize::from(byte) * width;
+    let value = bytes.get(at..at + width)?;
+    let header = u64::from_le_bytes(*bytes.first_chunk::<8>()?);
+    (header == FIXED | (width as u64) << 32).then_some(Some(value))
 }
 
 /// The root's node, viewed as its kind.
@@ -282,4 +327,208 @@ pub(crate) fn get_below_root<'a>(
     };
     region.prefetch(word::load(child), key.get(at + 1).copied());
     get(region, child, at + 1, Some(root.offset), key)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use crate::node::{dense_children_width, InnerRef, FLAGS_AT, KIND_DENSE};
+    use crate::test_support::xorshift;
+    use crate::word::{self, Word};
+    use crate::{MemoryNodeStore, Tree};
+
+    /// Dense pack images of every value width (and one over the maximum), with and without a
+    /// prefix, whole, cut short, longer, or with a header bit flipped, read with the right hint
+    /// and with wrong ones, by keys that end at, before and past the entry's byte: whatever the
+    /// hinted read answers, the header's read (`dense_get`) answers the same, and a well-formed
+    /// image with its own width as the hint is answered by the hinted read.
+    #[test]
+    fn hinted_dense_reads_agree_with_the_header() {
+        let mut next = xorshift(7);
+        let mut answered = 0;
+        for _ in 0..20_000 {
+            let width = (next() % 18) as usize;
+            let prefix_len = if next() % 4 == 0 {
+                (next() % 3) as usize
+            } else {
+                0
+            };
+            let mut image = vec![KIND_DENSE, 1, 0, 1, width as u8, 0, prefix_len as u8, 0];
+            image.extend(next().to_le_bytes());
+            image.extend((0..prefix_len + 256 * width).map(|_| next() as u8));
+            let damage = next() % 6;
+            match damage {
+                0 => image[(next() % 8) as usize] ^= 1 << (next() % 8),
+                1 => image.truncate((next() % (image.len() as u64 + 1)) as usize),
+                2 => image.extend([0xAB; 9]),
+                _ => {}
+            }
+            let hint = if next() % 3 == 0 {
+                (next() % 32) as usize
+            } else {
+                width
+            };
+            let depth = (next() % 3) as usize;
+            let key_len = match next() % 5 {
+                0 => depth,
+                1 => depth + 2,
+                2 => depth + 1 + prefix_len,
+                _ => depth + 1,
+            };
+            let key: Vec<u8> = (0..key_len).map(|_| next() as u8).collect();
+            let hinted = super::dense_get_hinted(&image, &key, depth, hint);
+            if let Some(answer) = hinted {
+                assert_eq!(Some(answer), crate::node::dense_get(&image, &key, depth));
+                answered += 1;
+            }
+            let well_formed = damage >= 2 && prefix_len == 0 && width <= 16;
+            if well_formed && hint == width && key_len == depth + 1 {
+                let at = 16 + usize::from(key[depth]) * width;
+                assert_eq!(hinted, Some(Some(&image[at..at + width])));
+            }
+        }
+        assert!(answered > 3_000, "{answered}");
+    }
+
+    /// Offsets of the inner images reachable from `root` in `store`, each with the value widths
+    /// of its dense pack children that have no prefix.
+    fn inner_images(store: &MemoryNodeStore, root: u64) -> Vec<(usize, Vec<usize>)> {
+        let bytes = store.bytes();
+        let mut found = Vec::new();
+        let mut pending = vec![root];
+        while let Some(bits) = pending.pop() {
+            let Word::Persisted(offset) = word::decode(bits) else {
+                continue;
+            };
+            let image = &bytes[offset as usize..];
+            let Ok(inner) = InnerRef::from_image(image) else {
+                continue;
+            };
+            let mut dense = Vec::new();
+            let mut start = 0;
+            while let Some((byte, slot)) = inner.next_from(start) {
+                let child = word::load(slot);
+                if let Word::Persisted(at) = word::decode(child) {
+                    let head = &bytes[at as usize..at as usize + 8];
+                    if head[0] == KIND_DENSE && head[6] == 0 && head[7] == 0 {
+                        dense.push(usize::from(head[4]));
+                    }
+                }
+                pending.push(child);
+                start = usize::from(byte) + 1;
+            }
+            found.push((offset as usize, dense));
+        }
+        found
+    }
+
+    /// Every answer of `tree` (and of a point reader of its snapshot) for the keys of `model`,
+    /// keys one past each and absent keys around them, against `model`.
+    fn check_reads(tree: &mut Tree, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+        let snapshot = tree.snapshot();
+        let reader = snapshot.point_reader();
+        let mut probes: Vec<Vec<u8>> = Vec::new();
+        for key in model.keys() {
+            probes.push(key.clone());
+            let mut next = key.clone();
+            if let Some(last) = next.last_mut() {
+                *last = last.wrapping_add(1);
+            }
+            probes.push(next);
+            let mut longer = key.clone();
+            longer.push(0);
+            probes.push(longer);
+            probes.push(key[..key.len() - 1].to_vec());
+        }
+        for key in &probes {
+            let expected = model.get(key).map(Vec::as_slice);
+            assert_eq!(reader.get(key).unwrap(), expected, "{key:?}");
+            assert_eq!(tree.get(key).unwrap(), expected, "{key:?}");
+        }
+    }
+
+    /// 4-byte keys `0, a, b, c` for `a` in 0..6, `a + 2` values of `b` and every `c` (full runs
+    /// of 256 become dense packs; parents of 2 to 7 of them), then a run short of 256; values
+    /// of `width` bytes derived from the key.
+    fn dense_pairs(width: usize) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        let keys = (0..6u8)
+            .flat_map(|a| (0..a + 2).flat_map(move |b| (0..=255u8).map(move |c| [0, a, b, c])))
+            .chain((0..77u8).map(|c| [0, 6, 0, c]));
+        keys.map(|key| {
+            let seed = u32::from_be_bytes(key) as usize;
+            let value = (0..width).map(|j| (seed * 7 + j) as u8).collect();
+            (key.to_vec(), value)
+        })
+        .collect()
+    }
+
+    #[test]
+    fn dense_children_hints_are_written_and_never_trusted() {
+        for width in [1usize, 3, 7] {
+            let model = dense_pairs(width);
+            let mut store = MemoryNodeStore::new();
+            let (root, len) = Tree::bulk_persist(model.iter(), &mut store).unwrap();
+            let images = inner_images(&store, root.to_bits());
+            let mut hinted = 0;
+            for (offset, dense) in &images {
+                let flags = store.bytes()[offset + FLAGS_AT];
+                match dense_children_width(flags) {
+                    // A hint names the width of a dense child it has.
+                    Some(hint) => {
+                        assert!(dense.contains(&hint), "{offset}: {flags:#x} {dense:?}");
+                        hinted += 1;
+                    }
+                    None => assert!(dense.is_empty(), "{offset}: no hint over {dense:?}"),
+                }
+            }
+            // Every parent of dense packs (six inner nodes below the root) is hinted here: its
+            // last child is one.
+            assert_eq!(hinted, 6, "width {width}");
+            let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+            check_reads(&mut tree, &model);
+
+            // Wrong hints (other widths, the bit on nodes without dense children, garbage)
+            // change no answer: they only aim a prefetch.
+            let mut next = xorshift(width as u64 + 1);
+            for (offset, _) in &images {
+                store.bytes_mut()[offset + FLAGS_AT] = next() as u8;
+            }
+            let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+            check_reads(&mut tree, &model);
+
+            // A heap tree persisted (the checkpoint's writer) gets the hints too, and a tree
+            // changed after opening keeps answering right through its next checkpoint.
+            let heap = Tree::bulk_build(model.iter()).unwrap();
+            let mut store = MemoryNodeStore::new();
+            let root = heap.persist(&mut store).unwrap();
+            let hinted = inner_images(&store, root.to_bits())
+                .iter()
+                .filter(|(offset, dense)| {
+                    let flags = store.bytes()[offset + FLAGS_AT];
+                    assert_eq!(flags != 0, !dense.is_empty(), "{offset}");
+                    dense_children_width(flags).is_some_and(|hint| dense.contains(&hint))
+                })
+                .count();
+            assert_eq!(hinted, 6, "width {width}");
+            let mut model = model;
+            let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+            let keys: Vec<Vec<u8>> = model.keys().cloned().collect();
+            for (i, key) in keys.iter().enumerate().step_by(97) {
+                if i % 2 == 0 {
+                    tree.remove(key).unwrap();
+                    model.remove(key);
+                } else {
+                    let value = vec![i as u8; width];
+                    tree.insert(key, &value).unwrap();
+                    model.insert(key.clone(), value);
+                }
+            }
+            check_reads(&mut tree, &model);
+            let root = tree.persist(&mut store).unwrap();
+            let mut tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
+            check_reads(&mut tree, &model);
+        }
+    }
 }

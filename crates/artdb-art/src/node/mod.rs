@@ -10,7 +10,7 @@
 //! | offset | size | field        | meaning                                                    |
 //! |--------|------|--------------|------------------------------------------------------------|
 //! | 0      | 1    | kind         | 1 Node4, 2 Node16, 3 Node48, 4 Node256 (5 leaf, 6 pack, 7 dense pack) |
-//! | 1      | 1    | flags        | reserved, 0                                                |
+//! | 1      | 1    | flags        | a hint about the children (below), or 0                     |
 //! | 2      | 2    | count        | number of children (u16 LE)                                |
 //! | 4      | 2    | prefix_len   | compressed prefix length in bytes (u16 LE)                 |
 //! | 6      | 2    | depth        | key bytes consumed above this node (u16 LE)                |
@@ -26,6 +26,13 @@
 //! 2. Node4/Node16 keys are sorted and distinct; Node48 index entries name distinct used slots;
 //! 3. `count + (value != 0) >= 2` (a node with one entry is collapsed into its parent's slot);
 //! 4. `depth + prefix_len < KEY_LEN_MAX` and `depth` equals the key bytes consumed above.
+//!
+//! `flags` is a hint, never trusted and never checked: bit 7 set says that children of this node
+//! are dense packs with no prefix whose values are `flags & 0x1F` bytes wide
+//! ([`dense_children_width`]). The persisted lookup path uses it to start loading the value's
+//! line in a dense child together with the child's header; a wrong hint costs one useless
+//! prefetch. Writers of persisted images set it (persist.rs, bulk.rs); readers that predate it
+//! ignore the byte, and images without it (0) get no prefetch.
 
 mod leaf;
 mod node16;
@@ -89,6 +96,32 @@ pub const NODE16_SHRINK_COUNT: usize = 3;
 pub const NODE48_SHRINK_COUNT: usize = 12;
 /// A Node256 left with this many children or fewer becomes a Node48 (grows at 49).
 pub const NODE256_SHRINK_COUNT: usize = 36;
+
+/// Bit 7 of an inner node's `flags`: its children are dense packs with no prefix whose values
+/// are `flags & DENSE_CHILDREN_WIDTH_MASK` bytes wide (a hint: see the module doc).
+pub(crate) const FLAG_DENSE_CHILDREN: u8 = 0x80;
+/// The value width held by the flags' low bits (`PACK_VALUE_WIDTH_MAX` fits).
+const DENSE_CHILDREN_WIDTH_MASK: u8 = 0x1F;
+const _: () = assert!(pack::PACK_VALUE_WIDTH_MAX <= DENSE_CHILDREN_WIDTH_MASK as usize);
+
+/// The `flags` byte that says "dense pack children, values `value_width` bytes wide", or 0 when
+/// the width does not fit the hint (no dense pack has such values).
+#[inline]
+pub(crate) fn dense_children_flags(value_width: usize) -> u8 {
+    match u8::try_from(value_width) {
+        Ok(width) if width <= DENSE_CHILDREN_WIDTH_MASK => FLAG_DENSE_CHILDREN | width,
+        _ => 0,
+    }
+}
+
+/// The value width a `flags` byte hints for dense pack children, if it holds the hint.
+#[inline(always)]
+pub(crate) fn dense_children_width(flags: u8) -> Option<usize> {
+    (flags & FLAG_DENSE_CHILDREN != 0).then_some(usize::from(flags & DENSE_CHILDREN_WIDTH_MASK))
+}
+
+/// Where `flags` sits in an inner node's image.
+pub(crate) const FLAGS_AT: usize = 1;
 
 /// Bytes of the common header.
 pub(crate) const HEADER_LEN: usize = 32;
