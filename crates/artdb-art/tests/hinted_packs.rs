@@ -1,5 +1,5 @@
-//! Heap lookups in hinted packs (`read_fast::step`'s hinted arm, `node::probe_hinted`, session
-//! 12) and dense runs across their burst at the 65th key (`pack_write::full_run_bursts`),
+//! Heap lookups in hinted packs (`read_fast::descend_hinted`, `node::probe_hinted`, session
+//! 12, 13) and dense runs across their burst at the 65th key (`pack_write::full_run_bursts`),
 //! against a `BTreeMap` model.
 //!
 //! `probe_hinted` takes a pack's layout (capacity, record stride) from its word and the suffix
@@ -496,6 +496,65 @@ fn other_suffix_and_value_widths() {
 }
 
 /// The key of byte `b` of dense run `run`.
+#[test]
+/// A tree that is one pack, so its root word is the hinted word: `get` answers it with the
+/// general probe (since session 13 the hinted probe runs where the walk descends to a hinted
+/// word, and the walk's first step takes plain leaf and pack words alike), before and after
+/// removals and re-inserts, in the tree and in a snapshot.
+fn a_pack_at_the_root() {
+    let mut rng = Rng(base_seed() ^ 0x0123_4567_89AB_CDEF);
+    for &(width, vw) in &[(8usize, 8usize), (6, 8), (2, 0), (9, 16), (4, 3), (3, 40)] {
+        for (k, &n) in [2usize, 17, 150, 600].iter().enumerate() {
+            let spread = SPREADS[(width + k) % 4];
+            let n = n.min(pack_capacity_max_for(width, vw) * 9 / 10);
+            let context =
+                format!("root pack: width {width}, value width {vw}, {n} keys, {spread:?}");
+            let mut keys = suffixes(&mut rng, spread, width, n);
+            rng.shuffle(&mut keys);
+            // The first two keys differ in their first byte: the pack they make has no
+            // prefix, which a hinted word needs.
+            if let Some(at) = keys.iter().position(|k| k[0] != keys[0][0]) {
+                keys.swap(1, at);
+            } else {
+                continue;
+            }
+            let mut tree = Tree::new();
+            let mut model = Model::new();
+            for key in &keys {
+                let v = value(key, 0, vw);
+                tree.insert(key, &v).unwrap();
+                model.insert(key.clone(), v);
+            }
+            let stats = tree.stats();
+            assert_eq!(
+                (
+                    stats.node4 + stats.node16 + stats.node48 + stats.node256,
+                    stats.leaves
+                ),
+                (0, 0),
+                "{context}: one pack"
+            );
+            check_all(&tree, &model, 0, &context);
+            let snapshot = tree.snapshot();
+            for key in keys.iter().step_by(3) {
+                assert_eq!(
+                    tree.remove(key).unwrap().is_some(),
+                    model.remove(key).is_some()
+                );
+            }
+            check_all(&tree, &model, 0, &format!("{context}, after removals"));
+            for key in keys.iter().step_by(6) {
+                let v = value(key, 1, vw);
+                tree.insert(key, &v).unwrap();
+                model.insert(key.clone(), v);
+            }
+            check_all(&tree, &model, 0, &format!("{context}, after re-inserts"));
+            let all: Model = keys.iter().map(|k| (k.clone(), value(k, 0, vw))).collect();
+            check_all(&snapshot, &all, 0, &format!("{context}, snapshot"));
+        }
+    }
+}
+
 fn run_key(run: u8, b: u8) -> Vec<u8> {
     vec![0xD0, run, b]
 }
