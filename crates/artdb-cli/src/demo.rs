@@ -697,7 +697,7 @@ fn print_stats(db: &Db) -> DemoResult {
     for table in &stats.tables {
         let tree = db.table_tree_stats(&table.name)?;
         outln!(
-            "  table {:<10} {:>9} keys  node4 {} node16 {} node48 {} node256 {} leaves {} inline {} persisted {}",
+            "  table {:<10} {:>9} keys  node4 {} node16 {} node48 {} node256 {} leaves {} inline {} packs {} (dense {}, wide {}) persisted {}",
             table.name,
             table.keys,
             tree.node4,
@@ -706,6 +706,9 @@ fn print_stats(db: &Db) -> DemoResult {
             tree.node256,
             tree.leaves,
             tree.inline_values,
+            tree.packs,
+            tree.dense_packs,
+            tree.wide_packs,
             tree.persisted
         )?;
     }

@@ -108,6 +108,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                     value["node256"] = shape.node256.into();
                     value["leaves"] = shape.leaves.into();
                     value["inline_values"] = shape.inline_values.into();
+                    value["packs"] = shape.packs.into();
+                    value["dense_packs"] = shape.dense_packs.into();
+                    value["wide_packs"] = shape.wide_packs.into();
                     value["depth_histogram"] = shape.depth_histogram.clone().into();
                 }
                 value
@@ -149,13 +152,17 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         outln!("table {:?}: {} keys", table.name, table.keys)?;
         if let Some(shape) = shape {
             outln!(
-                "  nodes: {} Node4, {} Node16, {} Node48, {} Node256, {} leaves, {} inline values",
+                "  nodes: {} Node4, {} Node16, {} Node48, {} Node256, {} leaves, {} inline values, \
+                 {} packs ({} dense, {} wide)",
                 shape.node4,
                 shape.node16,
                 shape.node48,
                 shape.node256,
                 shape.leaves,
-                shape.inline_values
+                shape.inline_values,
+                shape.packs,
+                shape.dense_packs,
+                shape.wide_packs
             )?;
             outln!(
                 "  depth histogram (entries by inner nodes above): {:?}",

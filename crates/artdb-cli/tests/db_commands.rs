@@ -116,3 +116,27 @@ fn create_put_get_del_scan_count_load_stats_verify() {
     std::fs::write(&db, &bytes).unwrap();
     assert_eq!(artdb(&["verify", file]).status.code(), Some(4));
 }
+
+/// `stats` shows the leaf packs (session 13's user trial: a table of 10,240 keys in dense packs
+/// printed "1 Node48, 0 leaves, 0 inline values", as if its keys were nowhere).
+#[test]
+fn stats_shows_packs() {
+    let dir = TempDir::new("stats-packs");
+    let db = dir.path().join("packs.artdb");
+    let file = path_str(&db);
+    let sorted = dir.path().join("dense.tsv");
+    // Ten runs of 256 one-byte suffixes with 7-byte values: a bulk load builds dense packs.
+    let lines: String = (0..2560u32)
+        .map(|i| format!("\\xd0\\x{:02x}\\x{:02x}\tv{i:06}\n", i / 256, i % 256))
+        .collect();
+    std::fs::write(&sorted, lines).unwrap();
+    ok(&["load", file, "--table", "d", path_str(&sorted)]);
+    let stats: serde_json::Value = serde_json::from_str(&ok(&["stats", file, "--json"])).unwrap();
+    let table = &stats["tables"][0];
+    assert_eq!(table["keys"], 2560, "{stats}");
+    assert_eq!(table["packs"], 10, "{stats}");
+    assert_eq!(table["dense_packs"], 10, "{stats}");
+    assert_eq!(table["wide_packs"], 0, "{stats}");
+    let text = ok(&["stats", file]);
+    assert!(text.contains("10 packs (10 dense, 0 wide)"), "{text}");
+}
