@@ -154,11 +154,32 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
                 None => Step::Done(None),
             }
         }
-        // SAFETY: a hinted word names a live pack image of this version, not written or freed
-        // during 'a (caller).
-        TAG_HEAP_PACK_HINTED => unsafe {
-            leaf_step::<SPLIT_PACKS>(word::hinted_pack_address(bits), slot, depth, key)
-        },
+        TAG_HEAP_PACK_HINTED => {
+            let address = word::hinted_pack_address(bits);
+            if !SPLIT_PACKS {
+                // SAFETY: a hinted word names a live pack image of this version, not written or
+                // freed during 'a (caller), and every pack has at least its 16-byte header.
+                let head = unsafe { raw::image::<'a>(address, 8) };
+                let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
+                // The pack's layout from its word: see `probe_hinted`.
+                let (capacity, stride, full) = word::pack_hint_fields(bits);
+                let count_guess = word::pack_count_guess(capacity, full);
+                let key_width = key.len().wrapping_sub(depth);
+                if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
+                    // SAFETY: as above; this live pack's header agrees with the hint, which
+                    // makes `len` its length.
+                    let image = unsafe { raw::image::<'a>(address, len) };
+                    if let Some(value) =
+                        probe_hinted(image, header, capacity, stride, count_guess, key, depth)
+                    {
+                        return Step::Done(value);
+                    }
+                }
+            }
+            // SAFETY: a hinted word names a live pack image of this version, not written or
+            // freed during 'a (caller).
+            unsafe { leaf_step::<SPLIT_PACKS>(address, slot, depth, key) }
+        }
         // SAFETY: a heap leaf word names a live leaf or pack image of this version, not written
         // or freed during 'a (caller).
         TAG_HEAP_LEAF => unsafe {
@@ -171,45 +192,6 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         _ if bits == 0 => Step::Done(None),
         _ => Step::Slow(slot, depth),
     }
-}
-
-/// A lookup that has just reached the hinted word `bits` (in a child slot, at `depth`), answered
-/// from the word's layout (capacity, record stride, count guess: see [`probe_hinted`]): the two
-/// record lines at the place the word guesses are prefetched, the header is read as one word and
-/// checked against the hint ([`node::hinted_pack_len`]), and the pack is probed, all from the
-/// hint decoded once. The header's and the fence window's loads follow at once, at addresses
-/// from the word, so they are not prefetched first (measured: no difference). `None` when the
-/// key ends at the word, the header disagrees or the probe hands the lookup on: the caller
-/// takes the general probe ([`hinted_fallback`]).
-///
-/// Until session 12 the walk prefetched the pack's lines (`prefetch_for`), went round its loop,
-/// dispatched on the word's tag again in [`step`] and decoded the hint a second time there:
-/// about 35 instructions more per lookup.
-///
-/// # Safety
-/// `bits` is a hinted word (tag 101) of a version whose heap images stay live and unwritten
-/// during `'a` (as for [`step`]); its hint may be stale (a stale hint only makes the header
-/// check fail or costs speed).
-#[inline(always)]
-unsafe fn descend_hinted<'a>(bits: u64, key: &[u8], depth: usize) -> Option<Option<&'a [u8]>> {
-    let first = *key.get(depth)?;
-    let address = word::hinted_pack_address(bits);
-    let (capacity, stride, full) = word::pack_hint_fields(bits);
-    let count_guess = word::pack_count_guess(capacity, full);
-    let index = (usize::from(first) * count_guess) >> 8;
-    let record_at = address + word::PACK_HINT_FENCE_AT + capacity + index * stride;
-    raw::prefetch(record_at);
-    raw::prefetch(record_at + 64);
-    // SAFETY: a hinted word names a live pack image of this version, not written or freed
-    // during 'a (caller), and every pack has at least its 16-byte header.
-    let head = unsafe { raw::image::<'a>(address, 8) };
-    let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
-    let key_width = key.len().wrapping_sub(depth);
-    let len = node::hinted_pack_len(header, capacity, stride, key_width)?;
-    // SAFETY: as above; this live pack's header agrees with the hint, which makes `len` its
-    // length.
-    let image = unsafe { raw::image::<'a>(address, len) };
-    probe_hinted(image, header, capacity, stride, count_guess, key, depth)
 }
 
 /// [`step`] at a heap leaf or pack (not answered from a hinted word's layout) at `address`.
@@ -265,19 +247,11 @@ unsafe fn leaf_step<'a, const SPLIT_PACKS: bool>(
 pub(crate) unsafe fn get<'a>(root: &'a [u8; 8], key: &[u8]) -> Fast<'a> {
     let mut slot = root;
     let mut depth = 0usize;
-    // The walk through inner nodes. A hinted pack word in a child slot leaves the loop for
-    // `descend_hinted`: with the hinted probe inside the loop body LLVM kept more of the
-    // caller's loop state on the stack (callgrind, dense missing keys 51 -> 54 instructions per
-    // lookup; after the loop, 53). A hinted word at the root takes `step`'s general probe.
-    let (child, next, bits) = loop {
+    loop {
         // SAFETY: `slot` is the root or a child slot of this version (caller).
         match unsafe { step::<false>(slot, depth, key) } {
             Step::Descend(child, next) => {
-                let bits = word::load(child);
-                if bits & TAG_MASK == TAG_HEAP_PACK_HINTED {
-                    break (child, next, bits);
-                }
-                prefetch_for(bits, key, next);
+                prefetch_for(word::load(child), key, next);
                 slot = child;
                 depth = next;
             }
@@ -287,32 +261,6 @@ pub(crate) unsafe fn get<'a>(root: &'a [u8; 8], key: &[u8]) -> Fast<'a> {
             }
             Step::Slow(slot, depth) => return Fast::Slow(slot, depth),
         }
-    };
-    // SAFETY: a hinted word in a child slot of this version (caller).
-    match unsafe { descend_hinted(bits, key, next) } {
-        Some(value) => Fast::Done(value),
-        // SAFETY: as above.
-        None => unsafe { hinted_fallback(child, next, key) },
-    }
-}
-
-/// The general heap probe of the hinted pack in `slot` at `depth`, for a lookup the hinted
-/// probe did not answer (~2% of them; also a key that ends at the pack's word). Out of line and
-/// after the walk's loop: its registers then do not weigh on the loop.
-///
-/// # Safety
-/// `slot` holds a hinted word of a version whose heap images stay live and unwritten during
-/// `'a` (as for [`step`]).
-#[cold]
-#[inline(never)]
-unsafe fn hinted_fallback<'a>(slot: &'a [u8; 8], depth: usize, key: &[u8]) -> Fast<'a> {
-    let address = word::hinted_pack_address(word::load(slot));
-    // SAFETY: a hinted word names a live pack image of this version, not written or freed
-    // during 'a (caller).
-    match unsafe { leaf_step::<false>(address, slot, depth, key) } {
-        Step::Done(value) => Fast::Done(value),
-        Step::Descend(slot, depth) | Step::Slow(slot, depth) => Fast::Slow(slot, depth),
-        Step::Pack(image, layout, probe) => Fast::Done(probe_records(image, &layout, key, probe)),
     }
 }
 

@@ -105,7 +105,7 @@ pub enum Violation {
     },
     /// A hinted pack word (tag 101) whose hint does not describe its heap pack (capacity =
     /// count + spare, record stride, full bit = no spare slot, no prefix, not dense). Lookups
-    /// still answer right (`read_fast::descend_hinted` checks the header against the hint before it uses
+    /// still answer right (`read_fast::step` checks the header against the hint before it uses
     /// the hint's layout), but they and the insert path's prefetches would work from a wrong
     /// layout or count guess.
     PackHintStale {

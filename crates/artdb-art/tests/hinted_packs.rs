@@ -1,5 +1,5 @@
-//! Heap lookups in hinted packs (`read_fast::descend_hinted`, `node::probe_hinted`, session
-//! 12, 13) and dense runs across their burst at the 65th key (`pack_write::full_run_bursts`),
+//! Heap lookups in hinted packs (`read_fast::step`'s hinted arm, `node::probe_hinted`, session
+//! 12) and dense runs across their burst at the 65th key (`pack_write::full_run_bursts`),
 //! against a `BTreeMap` model.
 //!
 //! `probe_hinted` takes a pack's layout (capacity, record stride) from its word and the suffix
@@ -497,10 +497,9 @@ fn other_suffix_and_value_widths() {
 
 /// The key of byte `b` of dense run `run`.
 #[test]
-/// A tree that is one pack, so its root word is the hinted word: `get` answers it with the
-/// general probe (since session 13 the hinted probe runs where the walk descends to a hinted
-/// word, and the walk's first step takes plain leaf and pack words alike), before and after
-/// removals and re-inserts, in the tree and in a snapshot.
+/// A tree that is one pack, so its root word is the hinted word (the hinted probe's first step
+/// of the walk, with no inner node above it), before and after removals and re-inserts, in the
+/// tree and in a snapshot.
 fn a_pack_at_the_root() {
     let mut rng = Rng(base_seed() ^ 0x0123_4567_89AB_CDEF);
     for &(width, vw) in &[(8usize, 8usize), (6, 8), (2, 0), (9, 16), (4, 3), (3, 40)] {
