@@ -77,7 +77,9 @@ static GLOBAL: Counting = Counting;
 /// images by the bytes they asked for, and its chunks, which it maps outside the allocator).
 fn live() -> isize {
     let arena = artdb_art::arena_stats();
-    LIVE_BYTES.load(Ordering::SeqCst) + arena.image_bytes as isize + arena.held_bytes as isize
+    LIVE_BYTES.load(Ordering::SeqCst)
+        + arena.image_bytes as isize
+        + (arena.held_bytes - arena.spare_bytes) as isize
 }
 
 /// Allocations so far: the counted thread's from the global allocator, and the images the

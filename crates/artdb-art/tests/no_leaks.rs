@@ -55,7 +55,9 @@ static GLOBAL: Counting = Counting;
 /// asked for, and its chunks: packs and large nodes live there, outside the global allocator).
 fn live() -> isize {
     let arena = artdb_art::arena_stats();
-    LIVE_BYTES.load(Ordering::SeqCst) + arena.image_bytes as isize + arena.held_bytes as isize
+    LIVE_BYTES.load(Ordering::SeqCst)
+        + arena.image_bytes as isize
+        + (arena.held_bytes - arena.spare_bytes) as isize
 }
 
 /// Allocations so far: the global allocator's and the image arena's.
