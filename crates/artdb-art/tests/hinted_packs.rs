@@ -20,32 +20,9 @@
 //! (xorshift seeds); `ARTDB_TEST_SCALE` runs more seeds.
 
 mod common;
-use common::{contents, scale, start_tree, Model, Start};
+use common::{contents, scale, start_tree, Model, Rng, Start};
 
 use artdb_art::{pack_capacity_max_for, MemoryNodeStore, Snapshot, Tree, Violation};
-
-/// A xorshift64 sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, self.below(i + 1));
-        }
-    }
-}
 
 /// How the first bytes of a group's suffixes spread over 0..=255.
 #[derive(Clone, Copy, Debug)]

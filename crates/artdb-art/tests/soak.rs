@@ -21,39 +21,10 @@
 //! `random`; a failure prints the case's seed); `ARTDB_TEST_SCALE` multiplies the cases.
 
 mod common;
-use common::{checkpoint, range_matches, scale, seek_matches, Model};
+use common::{checkpoint, range_matches, scale, seek_matches, Model, Rng};
 
 use artdb_art::{MemoryNodeStore, Snapshot, Stats, Tree, KEY_LEN_MAX};
 use std::sync::Arc;
-
-/// A xorshift64 sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-
-    fn chance(&mut self, per_mille: usize) -> bool {
-        self.below(1000) < per_mille
-    }
-}
 
 /// The seed the cases derive theirs from: `ARTDB_TEST_SEED` (a number or `random`), else fixed.
 fn base_seed() -> u64 {

@@ -247,3 +247,43 @@ pub fn finish_run(
     check_all(&rebuilt, model)?;
     Ok(())
 }
+
+/// A xorshift64 sequence for the randomized tests that draw their own cases (`Rng(seed)` with a
+/// nonzero seed, or `Rng::new`, which makes any seed nonzero).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A sequence from `seed` (made odd, so never the all-zero state).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// `len` random bytes.
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+
+    /// True `per_mille` times in a thousand.
+    pub fn chance(&mut self, per_mille: usize) -> bool {
+        self.below(1000) < per_mille
+    }
+
+    /// Shuffles `items` (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+}
