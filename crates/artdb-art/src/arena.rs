@@ -148,7 +148,7 @@ struct State {
     /// back: a run of sequential inserts empties its run chunk as each dense run completes and
     /// needs a new one for the next run, 256 keys later. Handing each back and taking a new one
     /// cost a 2 MiB page's mapping and zeroing per run (W2's one-transaction insert of 10M
-    /// sequential keys: 0.78 s before the run chunks, 2.7 s with them, docs/art.md).
+    /// sequential keys: 0.63 s before the run chunks, 2.7 s with them, docs/art.md).
     spare: Option<usize>,
     /// Bytes in live blocks (headers and rounding included).
     live_bytes: usize,

@@ -15,8 +15,8 @@
 //! header holds, keys that end at an inner node, heap words, and any image that fails a check.
 
 use crate::node::{
-    dense_children_width, dense_image_len, Header, Node16, Node256, Node4, Node48, DENSE_ENTRIES,
-    KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_CAPACITY,
+    dense_children_width, dense_image_len, Header, Node16, Node256, Node4, Node48,
+    DENSE_HEADER_FIXED, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_CAPACITY,
     NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PACK_HEADER_LEN, PACK_VALUE_WIDTH_MAX,
     PREFIX_INLINE_LEN_MAX,
 };
@@ -222,9 +222,6 @@ fn dense_get_hinted<'a>(
     depth: usize,
     width: usize,
 ) -> Option<Option<&'a [u8]>> {
-    const COUNT: [u8; 2] = (DENSE_ENTRIES as u16).to_le_bytes();
-    // Kind, key width, count, value width, spare, prefix length: the whole header word.
-    const FIXED: u64 = u64::from_le_bytes([KIND_DENSE, 1, COUNT[0], COUNT[1], 0, 0, 0, 0]);
     if key.len() != depth + 1
         || width > PACK_VALUE_WIDTH_MAX
         || bytes.len() < dense_image_len(0, width)
@@ -235,7 +232,8 @@ fn dense_get_hinted<'a>(
     let at = PACK_HEADER_LEN + usize::from(byte) * width;
     let value = bytes.get(at..at + width)?;
     let header = u64::from_le_bytes(*bytes.first_chunk::<8>()?);
-    (header == FIXED | (width as u64) << 32).then_some(Some(value))
+    // Kind, key width, count, value width, spare, prefix length: the whole header word.
+    (header == DENSE_HEADER_FIXED | (width as u64) << 32).then_some(Some(value))
 }
 
 /// The root's node, viewed as its kind.

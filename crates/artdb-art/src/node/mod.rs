@@ -29,10 +29,11 @@
 //!
 //! `flags` is a hint, never trusted and never checked: bit 7 set says that children of this node
 //! are dense packs with no prefix whose values are `flags & 0x1F` bytes wide
-//! ([`dense_children_width`]). The persisted lookup path uses it to start loading the value's
-//! line in a dense child together with the child's header; a wrong hint costs one useless
-//! prefetch. Writers of persisted images set it (persist.rs, bulk.rs); readers that predate it
-//! ignore the byte, and images without it (0) get no prefetch.
+//! ([`dense_children_width`]). The persisted lookup path reads a dense child's value where the
+//! hint puts it, together with the child's header, and checks the header against the hint
+//! (read_persisted.rs `dense_get_hinted`); a wrong hint costs only speed. Writers of persisted
+//! images set it (persist.rs, bulk.rs); readers that predate it ignore the byte, and images
+//! without it (0) are read from their header, as before.
 
 mod leaf;
 mod node16;
@@ -52,7 +53,8 @@ pub(crate) use node48::Node48;
 pub(crate) use pack::{
     alloc_pack, alloc_pack_spare, dense_get, dense_image_len, fill_dense_image, fits as fits_pack,
     heap_pack_find, hinted_pack_len, is_pack_image, probe, probe_dense, probe_fence, probe_hinted,
-    probe_records, Layout, PackMut, PackRef, PackWriter, Probe, DENSE_ENTRIES, PACK_HEADER_LEN,
+    probe_records, Layout, PackMut, PackRef, PackWriter, Probe, DENSE_ENTRIES, DENSE_HEADER_FIXED,
+    PACK_HEADER_LEN,
 };
 pub use pack::{
     pack_capacity_max, pack_capacity_max_for, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX,
@@ -99,7 +101,7 @@ pub const NODE256_SHRINK_COUNT: usize = 36;
 
 /// Bit 7 of an inner node's `flags`: its children are dense packs with no prefix whose values
 /// are `flags & DENSE_CHILDREN_WIDTH_MASK` bytes wide (a hint: see the module doc).
-pub(crate) const FLAG_DENSE_CHILDREN: u8 = 0x80;
+const FLAG_DENSE_CHILDREN: u8 = 0x80;
 /// The value width held by the flags' low bits (`PACK_VALUE_WIDTH_MAX` fits).
 const DENSE_CHILDREN_WIDTH_MASK: u8 = 0x1F;
 const _: () = assert!(pack::PACK_VALUE_WIDTH_MAX <= DENSE_CHILDREN_WIDTH_MASK as usize);

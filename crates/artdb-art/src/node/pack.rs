@@ -550,6 +550,13 @@ impl<'a> PackRef<'a> {
     }
 }
 
+/// A dense pack's first header word with value width 0 and no prefix: kind 7, key width 1,
+/// count 256, no spare slot (the value width is byte 4, the prefix length bytes 6..8).
+pub(crate) const DENSE_HEADER_FIXED: u64 = {
+    let count = (DENSE_ENTRIES as u16).to_le_bytes();
+    u64::from_le_bytes([KIND_DENSE, 1, count[0], count[1], 0, 0, 0, 0])
+};
+
 /// A lookup of `key` in `bytes` (from a file: nothing is trusted) when they hold a dense pack
 /// whose word sits at `depth`: `Some(value or None)` after the checks of
 /// [`PackRef::from_image`] and of the resolver's key-length bound; `None` when `bytes` is not a
@@ -560,8 +567,7 @@ pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option
     let header = u64::from_le_bytes(*bytes.first_chunk::<8>()?);
     // Kind, key width 1, count 256 and spare 0 (bytes 0, 1, 2..4 and 5) in one compare.
     const FIXED_MASK: u64 = u64::from_le_bytes([0xFF, 0xFF, 0xFF, 0xFF, 0, 0xFF, 0, 0]);
-    const COUNT: [u8; 2] = (DENSE_ENTRIES as u16).to_le_bytes();
-    const FIXED: u64 = u64::from_le_bytes([KIND_DENSE, 1, COUNT[0], COUNT[1], 0, 0, 0, 0]);
+    const FIXED: u64 = DENSE_HEADER_FIXED;
     let value_width = usize::from((header >> 32) as u8);
     let prefix_len = usize::from((header >> 48) as u16);
     if header & FIXED_MASK != FIXED || value_width > PACK_VALUE_WIDTH_MAX {
