@@ -15,7 +15,8 @@ mkdir -p "$DIR/w2" "$DIR/w3"
 run() {
   echo "=== $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): $*" >>"$OUT"
   "$@" >>"$OUT" 2>&1
-  echo "=== end $(date -u +%H:%M:%S) exit $?" >>"$OUT"
+  local rc=$?
+  echo "=== end $(date -u +%H:%M:%S) exit $rc" >>"$OUT"
 }
 w1() { run "$B" w1 --n 10000000 "$@"; }
 w1 --key-len 8 --value-len 8 --keys random --structures artdb,btreemap,blart,congee --runs 3
