@@ -321,6 +321,17 @@ impl<'a> PageRef<'a> {
         }
     }
 
+    /// Byte offset of entry `index` (< count) in the page: where a cursor moving forward reads
+    /// next (`Cursor::next` prefetches ahead of it).
+    #[inline]
+    pub(crate) fn entry_offset(&self, index: usize) -> usize {
+        if self.fixed {
+            self.data_start + index * self.stride
+        } else {
+            usize::from(read_u16(self.bytes, PAGE_HEADER_LEN + index * SLOT_LEN))
+        }
+    }
+
     /// Value of entry `index` (< count) of a leaf.
     #[inline]
     pub(crate) fn value(&self, index: usize) -> StoredValue<'a> {
