@@ -17,8 +17,10 @@
 //! Work is done a chunk of [`CHUNK_IDS`] ids at a time:
 //! 1. `scan_chunk`, per id and without branches: marks in a 64-bit mask the ids that open a
 //!    block (their block differs from the id before), and checks that the ids ascend strictly
-//!    from above the high-water mark and that every offset is in `1..=max_offset` (each id is
-//!    one integer, block above offset, so both the order and the block change are one compare);
+//!    from above the high-water mark (each id is one integer, block above offset, so both the
+//!    order and the block change are one compare); offsets are checked a block at a time in
+//!    step 2 (ascending, they are all in `1..=max_offset` if the first is not 0 and the last is
+//!    at most `max_offset`);
 //! 2. if the chunk is valid, `append_blocks` walks the mask's set bits, a block each: it
 //!    encodes the block from its first five offset slots (the wide and the packed form both,
 //!    masked to the block's count, then a select) and appends it; a block needing a bitmap
@@ -54,7 +56,8 @@ const CHUNK_IDS: usize = 64;
 struct Scan {
     /// Bit `i` set: id `i` of the chunk opens a block.
     starts: u64,
-    /// Whether every id ascends strictly from the high-water mark and every offset is valid.
+    /// Whether every id ascends strictly from the high-water mark (offsets are checked per block,
+    /// in `append_blocks`).
     valid: bool,
 }
 
@@ -137,7 +140,6 @@ impl TidStore {
     /// chunk, in one pass without branches or stores (see the module notes).
     #[inline]
     fn scan_chunk(&self, chunk: &[(u32, u16)]) -> Scan {
-        let max_offset = self.options.max_offset;
         // Each id as one integer, block above offset: (block, offset) order is integer order,
         // so "strictly ascending" is one compare and "opens a block" one shift. The first id
         // must open a block above the high-water mark: `previous` starts at the mark's last
@@ -152,7 +154,6 @@ impl TidStore {
         for (index, &(block, offset)) in chunk.iter().take(CHUNK_IDS).enumerate() {
             let id = u64::from(block) << 16 | u64::from(offset);
             valid &= id > previous;
-            valid &= offset.wrapping_sub(1) < max_offset;
             starts |= u64::from((id ^ previous) >> 16 != 0) << index;
             previous = id;
         }
@@ -180,6 +181,15 @@ impl TidStore {
                     None => std::array::from_fn(|j| offset_at(start + j)),
                 };
             let highest = offset_at(block_end - 1);
+            // The offsets of a block ascend strictly (the scan checked), so they are all in
+            // `1..=max_offset` if its first is not 0 and its last is at most `max_offset`: one
+            // check a block instead of one an id. A block that fails goes the ordinary way,
+            // with the rest of the chunk, which reports the error at the right id.
+            if (slots[0] == 0) | (highest > self.options.max_offset) {
+                self.note_block(last_block);
+                self.len += start as u64;
+                return Ok(start as u64 + self.insert_each(&ids[start..end])?);
+            }
             let block = ids.get(start).map_or(0, |&(block, _)| block);
             let wide = count <= WIDE_OFFSETS_MAX;
             // One branch, on a condition computed without branches: the block needs a bitmap
@@ -198,9 +208,7 @@ impl TidStore {
                 self.append_bitmap_ids(block, run, highest)?;
             }
         }
-        if self.above_high_water(last_block) {
-            self.high_water = Some(last_block);
-        }
+        self.note_block(last_block);
         self.len += end as u64;
         Ok(end as u64)
     }
@@ -451,6 +459,34 @@ mod tests {
         same_as_inserts(&[], &[(0, 1), (0, 2), (1, 1)]);
         same_as_inserts(&[], &[(u32::MAX, 1), (u32::MAX, 300)]);
         same_as_inserts(&[], &[]);
+    }
+
+    #[test]
+    fn an_invalid_offset_stops_at_its_id_wherever_its_block_lies() {
+        // Offsets are checked a block at a time (its first and last): an offset of 0 opening a
+        // block, or one above `max_offset` (300) closing it, in the first, a middle and the last
+        // block of a chunk, and in blocks of one id, of several, and of a bitmap's size.
+        for size in [1u16, 3, 5, 6, 9] {
+            let mut ids = Vec::new();
+            for block in 0..40u32 {
+                ids.extend((1..=size).map(|o| (block * 3, o * 20)));
+            }
+            for at in [0, 1, ids.len() / 2, 63, 64, ids.len() - 1] {
+                let at = at.min(ids.len() - 1);
+                for bad in [0u16, 301, u16::MAX] {
+                    let mut damaged = ids.clone();
+                    let block = damaged[at].0;
+                    // The damaged id's block keeps its order: 0 goes first, the large ones last.
+                    let place = if bad == 0 {
+                        damaged.iter().position(|&(b, _)| b == block).unwrap_or(at)
+                    } else {
+                        damaged.iter().rposition(|&(b, _)| b == block).unwrap_or(at)
+                    };
+                    damaged[place].1 = bad;
+                    same_as_inserts(&[], &damaged);
+                }
+            }
+        }
     }
 
     #[test]
