@@ -503,23 +503,31 @@ impl<'a> View<'a> {
             // heap images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
             unsafe { read_fast::get_group(self.root, group, &mut fast) };
             let base = out.len();
-            let mut slow = [(self.root, 0usize); GET_MANY_GROUP_LEN];
-            let mut slow_index = [0usize; GET_MANY_GROUP_LEN];
-            let mut slow_keys: [&[u8]; GET_MANY_GROUP_LEN] = [&[]; GET_MANY_GROUP_LEN];
-            let mut slow_len = 0;
-            for (i, outcome) in fast.iter().take(group.len()).enumerate() {
-                match *outcome {
-                    Fast::Done(value) => out.push(value),
-                    Fast::Slow(slot, depth) => {
-                        out.push(None);
+            // The values first, in one pass without a capacity check per key (`extend` of a
+            // slice's map); the lookups the fast walk handed back are gathered only if there
+            // are any (heap trees: none), so their arrays cost nothing otherwise.
+            let outcomes = &fast[..group.len().min(GET_MANY_GROUP_LEN)];
+            let mut any_slow = false;
+            out.extend(outcomes.iter().map(|outcome| match *outcome {
+                Fast::Done(value) => value,
+                Fast::Slow(..) => {
+                    any_slow = true;
+                    None
+                }
+            }));
+            if any_slow {
+                let mut slow = [(self.root, 0usize); GET_MANY_GROUP_LEN];
+                let mut slow_index = [0usize; GET_MANY_GROUP_LEN];
+                let mut slow_keys: [&[u8]; GET_MANY_GROUP_LEN] = [&[]; GET_MANY_GROUP_LEN];
+                let mut slow_len = 0;
+                for (i, outcome) in outcomes.iter().enumerate() {
+                    if let Fast::Slow(slot, depth) = *outcome {
                         slow[slow_len] = (slot, depth);
                         slow_index[slow_len] = base + i;
                         slow_keys[slow_len] = group[i];
                         slow_len += 1;
                     }
                 }
-            }
-            if slow_len > 0 {
                 let mut values = [None; GET_MANY_GROUP_LEN];
                 self.get_group(
                     &slow_keys[..slow_len],
