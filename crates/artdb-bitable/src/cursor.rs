@@ -31,7 +31,8 @@ pub struct Cursor<'t> {
 /// sequentially; a lookup's prefetches load only the lines around the key it seeks, so without
 /// this a scan waits for each further line in turn until the hardware prefetcher catches up
 /// (W3's scan100 at 130M pairs: 0.40M scans/s without, see `docs/bitable-format.md`). 1 KiB is
-/// 16 lines, the line-fill buffers of one core; each step then asks for about one new line.
+/// 16 lines, the line-fill buffers of one core; each step then asks for about one new line. (The
+/// only distance tried: not tuned.)
 const SCAN_AHEAD_BYTES: usize = 1024;
 
 impl<'t> Cursor<'t> {

@@ -131,6 +131,12 @@ impl Shape {
         }
     }
 
+    /// Byte offset in the file of page `index` of this level (pages of `page_size` bytes).
+    #[inline(always)]
+    fn page_start(&self, index: u64, page_size: usize) -> usize {
+        self.start_byte + index as usize * page_size
+    }
+
     /// Prefetches the lines a guided search of a page of this level reads when its guess holds:
     /// the header line and the entries around `guess`, placed by the level's average entry
     /// bytes per page. With `header_on_its_way` (a speculative prefetch already asked for this
@@ -290,7 +296,7 @@ impl Table {
     /// follow it in the file). Clamped to the file; a hint only.
     #[inline]
     pub(crate) fn prefetch_leaf_bytes(&self, leaf: u64, from: usize, to: usize) {
-        let start = self.shapes[0].start_byte + leaf as usize * self.header.page_size;
+        let start = self.shapes[0].page_start(leaf, self.header.page_size);
         crate::raw::prefetch_lines(self.data(), start + from, start + to);
     }
 
@@ -335,7 +341,7 @@ impl Table {
             "callers keep page indexes inside the level"
         );
         let page_size = self.header.page_size;
-        let start = shape.start_byte + index as usize * page_size;
+        let start = shape.page_start(index, page_size);
         let bytes = &self.data()[start..start + page_size];
         // Start loading every line the search's first round reads together, before the header is
         // read: a cold page then costs about one miss latency for them all.
@@ -456,7 +462,7 @@ impl Table {
             return None;
         }
         let page_size = self.header.page_size;
-        let start = below.start_byte + child as usize * page_size;
+        let start = below.page_start(child, page_size);
         let page = self.data().get(start..start + page_size)?;
         below.prefetch_window(page, within, false);
         Some(child)
