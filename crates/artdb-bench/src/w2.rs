@@ -12,10 +12,10 @@
 //! `cold_p99_us` (5,000 lookups spaced N/5,000 apart, right after open with the file evicted
 //! from the page cache by `posix_fadvise(DONTNEED)` on the closed file), `hot_*` (the same
 //! lookups again), `heap_hot_median_us` (the same lookups on the same tree built in heap
-//! memory), `hot_pass_ns` / `heap_hot_pass_ns` (the same 5,000 lookups without a timer around
-//! each, per lookup: the median of 21 passes, after the timed ones and at least 50 passes and
-//! 20 ms of warm-up; a clock read costs about as much as a hot lookup, so these are the figures
-//! to compare the two trees by), `hot_file_resident_bytes` / `hot_file_pmd_mapped_bytes` (how
+//! memory), `hot_pass_ns` / `heap_hot_pass_ns` / `hot_pass_ratio` (the same 5,000 lookups
+//! without a timer around each, per lookup, the two trees measured side by side in alternating
+//! blocks of passes: see `side_by_side_pass_ns`; a clock read costs about as much as a hot
+//! lookup, so these are the figures to compare the two trees by), `hot_file_resident_bytes` / `hot_file_pmd_mapped_bytes` (how
 //! much of the file's map was resident, and mapped by 2 MiB entries, at that pass), `file_bytes`,
 //! `peak_rss_bytes` (VmHWM of this process), `heap_bytes_after_checkpoint`
 //! (allocator-measured heap held by the open database after a checkpoint),
@@ -111,37 +111,110 @@ fn timed_lookups(db: &Db, keys: &[u64]) -> Result<(f64, Vec<f64>), Box<dyn std::
     Ok((start.elapsed().as_secs_f64(), micros))
 }
 
-/// Passes of [`untimed_pass_ns`].
-const UNTIMED_PASSES: usize = 21;
-/// Passes [`untimed_pass_ns`] runs before it times any, and the least time they take.
-const WARM_PASSES: usize = 50;
-const WARM_MILLIS: u128 = 20;
+/// Rounds of [`side_by_side_pass_ns`]: each runs a block of passes of each tree.
+const ROUNDS: usize = 7;
+/// Passes timed per tree per round.
+const BLOCK_PASSES: usize = 11;
+/// Passes a block runs before it times any, and the least time they take.
+const WARM_PASSES: usize = 20;
+const WARM_MILLIS: u128 = 10;
 
-/// Nanoseconds per lookup of `keys` through `get`, with no clock read inside a pass: the median
-/// of [`UNTIMED_PASSES`] passes, after at least [`WARM_PASSES`] passes and [`WARM_MILLIS`] of
-/// the same lookups. Checks every value.
+/// Hot passes of two trees over the same keys, measured side by side.
+struct SideBySide {
+    /// Nanoseconds per lookup of the first tree: the median of its rounds' medians.
+    first: f64,
+    /// The same for the second tree.
+    second: f64,
+    /// The median over the rounds of first / second, each round's two medians taken within
+    /// a few milliseconds of each other.
+    ratio: f64,
+}
+
+/// Nanoseconds per lookup of `keys` through `first` and through `second` (the persisted tree
+/// and the same tree in the heap), with no clock read inside a pass, side by side:
+/// [`ROUNDS`] rounds, each a block of passes of one tree and then a block of the other (the
+/// order swapped every round). A block runs at least [`WARM_PASSES`] passes and
+/// [`WARM_MILLIS`] untimed, then times [`BLOCK_PASSES`] and keeps their median. Checks every
+/// value.
 ///
-/// Why the warm-up: on this VM the passes that follow the cold pass's disk reads often start
-/// slow and speed up over several passes (50M keys: ~200, 150, 110, 75, 55 ... 33 ns), with no
-/// page faults and no change in the kernel's memory counters (`w2_hot_profile ... refault`);
-/// the ramp lasted from one pass to about ten, so a median of 21 passes could fall in it. A hot
-/// figure is the steady state: both trees get the same warm-up. (It does not remove the slow
-/// runs of session 10: 2 of 8 runs at 50M were still slow after it, see docs/benchmarks.md.)
-fn untimed_pass_ns<'a>(
+/// Why side by side: on this project's VMs the same passes over the same tree run at one
+/// speed for a while and then at another (2026-11-26: the heap tree at 50M keys took ~54 ns in
+/// some runs and ~92 ns in others, for a whole run), so two trees timed seconds apart, one
+/// after the other, compared the machine's states as much as the trees. Why blocks, and the
+/// warm-up in each: a pass of one tree evicts the other's lines and TLB entries, and the first
+/// two or three passes after a switch are slow (50M keys: ~290, 120, 80 ns, then steady).
+fn side_by_side_pass_ns(
     keys: &[u64],
-    mut get: impl FnMut(&[u8]) -> Result<Option<&'a [u8]>, Box<dyn std::error::Error>>,
-) -> Result<f64, Box<dyn std::error::Error>> {
+    first: &impl HotGet,
+    second: &impl HotGet,
+) -> Result<SideBySide, Box<dyn std::error::Error>> {
+    let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let (a, b) = if round % 2 == 0 {
+            let a = block_pass_ns(keys, first)?;
+            (a, block_pass_ns(keys, second)?)
+        } else {
+            let b = block_pass_ns(keys, second)?;
+            (block_pass_ns(keys, first)?, b)
+        };
+        firsts.push(a);
+        seconds.push(b);
+        ratios.push(a / b);
+    }
+    let rounds: Vec<String> = firsts
+        .iter()
+        .zip(&seconds)
+        .map(|(a, b)| format!("{a:.1}/{b:.1}"))
+        .collect();
+    println!(
+        "  (hot passes side by side, ns per lookup by round: {})",
+        rounds.join(" ")
+    );
+    Ok(SideBySide {
+        first: median_and_p99(firsts).0,
+        second: median_and_p99(seconds).0,
+        ratio: median_and_p99(ratios).0,
+    })
+}
+
+/// A tree W2's hot passes read: the persisted table, or the same tree in the heap. A trait
+/// with `#[inline(always)]` methods, not closures: once one function ran passes of two trees,
+/// the compiler called each closure out of line (`perf`: the lookups sat in
+/// `artdb_figures::{{closure}}`), which is not how an application calls `get`.
+trait HotGet {
+    /// The value of `key`.
+    fn hot_get(&self, key: &[u8]) -> Result<Option<&[u8]>, Box<dyn std::error::Error>>;
+}
+
+impl HotGet for artdb::Table<'_> {
+    #[inline(always)]
+    fn hot_get(&self, key: &[u8]) -> Result<Option<&[u8]>, Box<dyn std::error::Error>> {
+        Ok(self.get(key)?)
+    }
+}
+
+impl HotGet for artdb_art::Tree {
+    #[inline(always)]
+    fn hot_get(&self, key: &[u8]) -> Result<Option<&[u8]>, Box<dyn std::error::Error>> {
+        Ok(self.get(key)?)
+    }
+}
+
+/// One block of [`side_by_side_pass_ns`]: the median nanoseconds per lookup of its timed
+/// passes.
+#[inline(always)]
+fn block_pass_ns(keys: &[u64], tree: &impl HotGet) -> Result<f64, Box<dyn std::error::Error>> {
     // One loop for the warm-up and the timed passes (the first ones are not kept): with two
     // loops the compiler called `get` out of line, which cost the persisted side 16 -> 22 ns
-    // per lookup at 1M.
+    // per lookup at 1M (session 11).
     let warm_start = Instant::now();
     let mut warm = 0;
-    let mut passes = Vec::with_capacity(UNTIMED_PASSES);
-    while passes.len() < UNTIMED_PASSES {
+    let mut passes = Vec::with_capacity(BLOCK_PASSES);
+    while passes.len() < BLOCK_PASSES {
         let start = Instant::now();
         let mut wrong = None;
         for &k in keys {
-            if get(&key(k))? != Some(&row_id(k)[..]) {
+            if tree.hot_get(&key(k))? != Some(&row_id(k)[..]) {
                 wrong = Some(k);
             }
         }
@@ -188,6 +261,15 @@ fn file_map_bytes(path: &Path) -> Option<(f64, f64)> {
         }
     }
     found.then_some((rss as f64, pmd as f64))
+}
+
+/// `AnonHugePages` of `/proc/self/smaps_rollup` (Linux): this process's anonymous memory mapped
+/// by 2 MiB entries; `None` where it cannot be read.
+fn anon_huge_bytes() -> Option<f64> {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let line = rollup.lines().find(|l| l.starts_with("AnonHugePages:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024.0)
 }
 
 fn peak_rss_bytes() -> f64 {
@@ -258,16 +340,43 @@ fn artdb_figures(
     f(&mut out, "hot_median_us", median, "us");
     f(&mut out, "hot_p99_us", p99, "us");
     {
+        // The same lookups on the same tree held in heap memory, built now so that the two
+        // trees' passes can alternate (`side_by_side_pass_ns`).
+        let tree = artdb_art::Tree::bulk_build((0..n).map(|i| (key(i), row_id(i))))?;
+        let mut micros = Vec::with_capacity(keys.len());
+        for _ in 0..2 {
+            micros.clear();
+            for &k in &keys {
+                let t = Instant::now();
+                let value = tree.get(&key(k))?;
+                micros.push(t.elapsed().as_secs_f64() * 1e6);
+                std::hint::black_box(value);
+            }
+        }
+        f(
+            &mut out,
+            "heap_hot_median_us",
+            median_and_p99(micros).0,
+            "us",
+        );
         let read = db.read();
         let table = read.table(TABLE)?;
-        let ns = untimed_pass_ns(&keys, |k| Ok(table.get(k)?))?;
-        f(&mut out, "hot_pass_ns", ns, "ns");
-        // How the file's map stood during that pass: bytes resident, and bytes mapped by 2 MiB
-        // entries (the engine advises huge pages for a file that fits in a quarter of memory;
-        // whether the kernel could give them decides how many TLB misses a hot pass takes).
+        let passes = side_by_side_pass_ns(&keys, &table, &tree)?;
+        f(&mut out, "hot_pass_ns", passes.first, "ns");
+        f(&mut out, "heap_hot_pass_ns", passes.second, "ns");
+        f(&mut out, "hot_pass_ratio", passes.ratio, "x");
+        // How the file's map stood during those passes: bytes resident, and bytes mapped by
+        // 2 MiB entries (the engine advises huge pages for a file that fits in a quarter of
+        // memory; whether the kernel could give them decides how many TLB misses a hot pass
+        // takes).
         if let Some((rss, pmd)) = file_map_bytes(&bulk_path) {
             f(&mut out, "hot_file_resident_bytes", rss, "bytes");
             f(&mut out, "hot_file_pmd_mapped_bytes", pmd, "bytes");
+        }
+        // And the heap tree's: anonymous memory mapped by 2 MiB entries (its arena asks for
+        // huge pages; the rest of this process's heap is small beside the tree).
+        if let Some(huge) = anon_huge_bytes() {
+            f(&mut out, "heap_anon_huge_bytes", huge, "bytes");
         }
     }
     f(
@@ -315,27 +424,6 @@ fn artdb_figures(
     );
     db.close()?;
     let _ = std::fs::remove_file(&bulk_path);
-    // The same lookups on the same tree held in heap memory.
-    let tree = artdb_art::Tree::bulk_build((0..n).map(|i| (key(i), row_id(i))))?;
-    let mut micros = Vec::with_capacity(keys.len());
-    for _ in 0..2 {
-        micros.clear();
-        for &k in &keys {
-            let t = Instant::now();
-            let value = tree.get(&key(k))?;
-            micros.push(t.elapsed().as_secs_f64() * 1e6);
-            std::hint::black_box(value);
-        }
-    }
-    f(
-        &mut out,
-        "heap_hot_median_us",
-        median_and_p99(micros).0,
-        "us",
-    );
-    let ns = untimed_pass_ns(&keys, |k| Ok(tree.get(k)?))?;
-    f(&mut out, "heap_hot_pass_ns", ns, "ns");
-    drop(tree);
     f(&mut out, "peak_rss_bytes", peak_rss_bytes(), "bytes");
     Ok(out)
 }
