@@ -1,16 +1,19 @@
 #!/bin/bash
 # Issue 13's figures of record, one workload after another (about an hour on 2 cores): W1 random
 # and dense 8-byte keys, 7-byte values' memory, 1 and 2 threads, composite keys and 128-byte
-# values; W2 at 50M and 1M (DuckDB in each size's first run); W3 at 130M; W4. Run it with
-# nothing else on the machine.
+# values; W1 at 50M keys (8- and 16-byte keys); W2 at 50M and 1M (DuckDB in each size's first
+# run); W3 at 130M; W4; and, given BULK, seek and memory of bulk-built and bulk-persisted trees
+# beside an inserted one. Run it with nothing else on the machine.
 #
-# Usage: scripts/issue13-figures.sh BENCH OUT DIR PYTHON
+# Usage: scripts/issue13-figures.sh BENCH OUT DIR PYTHON [BULK]
 #   BENCH   the release artdb-bench binary (cargo build --release -p artdb-bench)
 #   OUT     the log to append to
 #   DIR     a scratch directory on the disk under test (W2's and W3's files; W3 needs ~12 GB)
 #   PYTHON  a Python with the duckdb package (W2's peer)
+#   BULK    the release bulk_vs_insert example of artdb-art
+#           (cargo build --release -p artdb-art --example bulk_vs_insert)
 set -u
-B=$1; OUT=$2; DIR=$3; PY=$4
+B=$1; OUT=$2; DIR=$3; PY=$4; BULK=${5:-}
 mkdir -p "$DIR/w2" "$DIR/w3"
 run() {
   echo "=== $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): $*" >>"$OUT"
@@ -28,6 +31,12 @@ for k in 16 32 64; do
   w1 --key-len "$k" --value-len 8 --keys random --structures artdb,btreemap --runs 3
 done
 w1 --key-len 8 --value-len 128 --keys random --structures artdb,btreemap --runs 3
+if [ -n "$BULK" ]; then
+  run "$BULK" 10000000 8
+fi
+for k in 8 16; do
+  run "$B" w1 --n 50000000 --key-len "$k" --value-len 8 --keys random --structures artdb,btreemap,blart --runs 1
+done
 for n in 50000000 1000000; do
   for i in 1 2 3; do
     if [ "$i" = 1 ]; then peer=(--duckdb "$PY"); else peer=(); fi
