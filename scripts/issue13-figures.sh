@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 13's figures of record, one workload after another (about an hour on 2 cores): W1 random
+# Issue 13's figures of record, one workload after another (75 minutes on 2 cores): W1 random
 # and dense 8-byte keys, 7-byte values' memory, 1 and 2 threads, composite keys and 128-byte
 # values; W1 at 50M keys (8- and 16-byte keys); W2 at 50M and 1M (DuckDB in each size's first
 # run); W3 at 130M; W4; and, given BULK, seek and memory of bulk-built and bulk-persisted trees

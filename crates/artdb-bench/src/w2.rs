@@ -15,9 +15,12 @@
 //! memory), `hot_pass_ns` / `heap_hot_pass_ns` / `hot_pass_ratio` (the same 5,000 lookups
 //! without a timer around each, per lookup, the two trees measured side by side in alternating
 //! blocks of passes: see `side_by_side_pass_ns`; a clock read costs about as much as a hot
-//! lookup, so these are the figures to compare the two trees by), `hot_file_resident_bytes` / `hot_file_pmd_mapped_bytes` (how
-//! much of the file's map was resident, and mapped by 2 MiB entries, at that pass), `file_bytes`,
-//! `peak_rss_bytes` (VmHWM of this process), `heap_bytes_after_checkpoint`
+//! lookup, so these are the figures to compare the two trees by), `hot_file_resident_bytes` /
+//! `hot_file_pmd_mapped_bytes` (how much of the file's map was resident, and mapped by 2 MiB
+//! entries, after those passes), `heap_anon_huge_bytes` (this process's anonymous memory mapped
+//! by 2 MiB entries then: mostly the heap tree's arena), `file_bytes`, `peak_rss_bytes` (VmHWM
+//! of this process; it counts the heap tree built for the hot comparison, which is held while
+//! the file is mapped, and the file's resident pages), `heap_bytes_after_checkpoint`
 //! (allocator-measured heap held by the open database after a checkpoint),
 //! `checkpoint_range_1pct_bytes` and `checkpoint_random_0_1pct_bytes` (bytes a checkpoint writes
 //! after 1% of the keys changed in one contiguous range / 0.1% at random).
