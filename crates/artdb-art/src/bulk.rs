@@ -155,6 +155,9 @@ struct Builder<'s> {
     /// The offset of the last dense pack with no prefix written to the sink, and the `flags`
     /// hint its parent gets (node/mod.rs).
     dense_written: Option<(u64, u8)>,
+    /// The offset of the last leaf or pack `emit` wrote whose parent gets a `flags` hint (an
+    /// ordinary pack: node/mod.rs), and the hint.
+    leaf_written: Option<(u64, u8)>,
 }
 
 /// Widths of the keys below a node branching at `end` after adding keys of `key_len` and values
@@ -206,6 +209,7 @@ impl<'s> Builder<'s> {
             pairs: PairBuffer::default(),
             sink,
             dense_written: None,
+            leaf_written: None,
         }
     }
 
@@ -215,7 +219,13 @@ impl<'s> Builder<'s> {
             return Ok(bits);
         };
         let offset = match word::decode(bits) {
-            Word::HeapLeaf(_) => write_leaf(&Resolver { source: None }, sink, bits)?.0,
+            Word::HeapLeaf(_) => {
+                let (offset, flags) = write_leaf(&Resolver { source: None }, sink, bits)?;
+                if flags != 0 {
+                    self.leaf_written = Some((offset, flags));
+                }
+                offset
+            }
             Word::HeapNode(_) => {
                 // Inner nodes go to the sink from `close_top`, composed in the scratch buffer.
                 return Err(Error::Storage(
@@ -412,6 +422,11 @@ impl<'s> Builder<'s> {
                 above = above.max(word::decode(bits).persisted());
                 if let Some((offset, hint)) = self.dense_written {
                     if bits == word::persisted(offset) {
+                        flags = hint;
+                    }
+                }
+                if let Some((offset, hint)) = self.leaf_written {
+                    if bits == word::persisted(offset) && flags == 0 {
                         flags = hint;
                     }
                 }

@@ -11,8 +11,11 @@
 //!
 //! Whatever it does not handle it hands back as [`Quick::Slow`] with the slot, depth and
 //! persisted parent reached, and the general path continues from there (and reports what is
-//! wrong, if anything is): leaves and packs, pages not verified yet, prefixes longer than the
+//! wrong, if anything is): leaves, wide packs, pages not verified yet, prefixes longer than the
 //! header holds, keys that end at an inner node, heap words, and any image that fails a check.
+//! Dense packs (W2's leaf level) and, since issue 13's session 17, ordinary packs (a tree of
+//! random keys: `node::pack_get_checked`, with the checks `PackRef::from_image` and the
+//! resolver make) are answered here.
 
 use crate::node::{
     dense_children_width, dense_image_len, Header, Node16, Node256, Node4, Node48,
@@ -151,6 +154,11 @@ pub(crate) fn get<'a>(
                 if let Some(value) = crate::node::dense_get(bytes, key, depth) {
                     return Quick::Done(value);
                 }
+                // An ordinary pack (a tree of random keys), checked as the general path checks
+                // it.
+                if let Some(value) = crate::node::pack_get_checked(bytes, key, depth) {
+                    return Quick::Done(value);
+                }
                 return Quick::Slow(slot, depth, at_parent(parent));
             }
             // The count within the kind and the body length, before anything is answered from
@@ -190,7 +198,14 @@ pub(crate) fn get<'a>(
             Some(child) => {
                 // A node whose children are dense packs says so (node/mod.rs): the child's
                 // value is then read where the hint puts it, together with its header.
-                dense_width = dense_children_width((head >> HEAD_FLAGS_SHIFT) as u8);
+                let flags = (head >> HEAD_FLAGS_SHIFT) as u8;
+                dense_width = dense_children_width(flags);
+                // A node whose children are ordinary packs says so: the child's header and
+                // fence lines are loaded together (a pack's fence search waits for its header
+                // otherwise, and its record for the fence).
+                if crate::node::pack_children(flags) {
+                    region.prefetch_pack(word::load(child));
+                }
                 // No prefetch of the child's lines here: the next round computes the header's
                 // and the slot's addresses from the child word at once, and the core loads both
                 // together. A prefetch (as `read::prefetch_for` does for heap nodes) only added
@@ -332,7 +347,9 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
-    use crate::node::{dense_children_width, InnerRef, FLAGS_AT, KIND_DENSE};
+    use crate::node::{
+        dense_children_width, pack_children, InnerRef, PackRef, FLAGS_AT, KIND_DENSE, KIND_PACK,
+    };
     use crate::test_support::xorshift;
     use crate::word::{self, Word};
     use crate::{MemoryNodeStore, Tree};
@@ -505,7 +522,11 @@ mod tests {
                 .iter()
                 .filter(|(offset, dense)| {
                     let flags = store.bytes()[offset + FLAGS_AT];
-                    assert_eq!(flags != 0, !dense.is_empty(), "{offset}");
+                    assert_eq!(
+                        dense_children_width(flags).is_some(),
+                        !dense.is_empty(),
+                        "{offset}"
+                    );
                     dense_children_width(flags).is_some_and(|hint| dense.contains(&hint))
                 })
                 .count();
@@ -528,5 +549,200 @@ mod tests {
             let mut tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
             check_reads(&mut tree, &model);
         }
+    }
+
+    /// Ordinary pack images (kind 6) of random sorted entries, with and without a prefix,
+    /// whole, cut short, longer, with fewer entries than they hold, of another kind or with too
+    /// wide values, read by their own keys, keys one off, and keys of other lengths: whatever
+    /// the quick walk's `pack_get_checked` answers, the general path (`PackRef::from_image`,
+    /// then `read::pack_get`) answers the same, and every well-formed image is answered.
+    #[test]
+    fn checked_pack_reads_agree_with_the_general_path() {
+        let mut next = xorshift(11);
+        let mut answered = 0;
+        let mut found = 0;
+        for _ in 0..20_000 {
+            let key_width = 1 + (next() % 9) as usize;
+            let value_width = (next() % 17) as usize;
+            let prefix_len = if next() % 4 == 0 {
+                (next() % 3) as usize
+            } else {
+                0
+            };
+            let capacity = 2 + (next() % 300) as usize;
+            let mut suffixes: Vec<Vec<u8>> = (0..capacity)
+                .map(|_| (0..key_width).map(|_| next() as u8).collect())
+                .collect();
+            suffixes.sort();
+            suffixes.dedup();
+            let count = suffixes.len();
+            if count < 2 {
+                continue;
+            }
+            let spare = (next() % 4) as usize;
+            let capacity = count + spare;
+            let prefix: Vec<u8> = (0..prefix_len).map(|_| next() as u8).collect();
+            let mut image = vec![
+                KIND_PACK,
+                key_width as u8,
+                count as u8,
+                (count >> 8) as u8,
+                value_width as u8,
+                spare as u8,
+                prefix_len as u8,
+                0,
+            ];
+            image.extend([0u8; 8]);
+            image.extend(&prefix);
+            let mut fence: Vec<u8> = suffixes.iter().map(|s| s[0]).collect();
+            fence.resize(capacity, 0xEE);
+            image.extend(&fence);
+            let mut values = Vec::new();
+            for suffix in &suffixes {
+                let value: Vec<u8> = (0..value_width).map(|_| next() as u8).collect();
+                image.extend(&suffix[1..]);
+                image.extend(&value);
+                values.push(value);
+            }
+            image.resize(image.len() + spare * (key_width - 1 + value_width), 0xEE);
+            let damage = next() % 8;
+            match damage {
+                0 => image.truncate((next() % (image.len() as u64 + 1)) as usize),
+                1 => image.extend([0xAB; 9]),
+                2 => {
+                    // Fewer entries (still sorted), the rest spare.
+                    let fewer = (next() % count as u64) as usize;
+                    image[2..4].copy_from_slice(&(fewer as u16).to_le_bytes());
+                    image[5] = image[5].wrapping_add((count - fewer) as u8);
+                }
+                3 => image[0] = (next() % 10) as u8,
+                4 => image[4] = 17 + (next() % 8) as u8,
+                _ => {}
+            }
+            let depth = (next() % 3) as usize;
+            let pick = (next() % count as u64) as usize;
+            let mut key: Vec<u8> = (0..depth).map(|_| next() as u8).collect();
+            key.extend(&prefix);
+            key.extend(&suffixes[pick]);
+            match next() % 5 {
+                0 => {
+                    let last = key.len() - 1;
+                    key[last] = key[last].wrapping_add(1);
+                }
+                1 => key.push(0),
+                2 => {
+                    key.pop();
+                }
+                _ => {}
+            }
+            let quick = crate::node::pack_get_checked(&image, &key, depth);
+            let general = PackRef::from_image(&image)
+                .ok()
+                .map(|pack| crate::read::pack_get(&pack, &key[depth..]));
+            if let Some(answer) = quick {
+                assert_eq!(Some(answer), general, "damage {damage}");
+                answered += 1;
+                found += usize::from(answer.is_some());
+            } else if damage >= 5 {
+                panic!("a well-formed pack is answered");
+            }
+            if damage >= 5 && key[depth + prefix_len..] == suffixes[pick][..] {
+                assert_eq!(quick, Some(Some(&values[pick][..])));
+            }
+        }
+        assert!(answered > 10_000, "{answered}");
+        assert!(found > 3_000, "{found}");
+    }
+
+    /// Offsets of the inner images reachable from `root` in `store`, each with whether one of
+    /// its children is an ordinary pack and whether one is a dense pack.
+    fn pack_parents(store: &MemoryNodeStore, root: u64) -> Vec<(usize, bool, bool)> {
+        let bytes = store.bytes();
+        let mut found = Vec::new();
+        let mut pending = vec![root];
+        while let Some(bits) = pending.pop() {
+            let Word::Persisted(offset) = word::decode(bits) else {
+                continue;
+            };
+            let Ok(inner) = InnerRef::from_image(&bytes[offset as usize..]) else {
+                continue;
+            };
+            let (mut ordinary, mut dense) = (false, false);
+            let mut start = 0;
+            while let Some((byte, slot)) = inner.next_from(start) {
+                let child = word::load(slot);
+                if let Word::Persisted(at) = word::decode(child) {
+                    ordinary |= bytes[at as usize] == KIND_PACK;
+                    dense |= bytes[at as usize] == KIND_DENSE;
+                }
+                pending.push(child);
+                start = usize::from(byte) + 1;
+            }
+            found.push((offset as usize, ordinary, dense));
+        }
+        found
+    }
+
+    /// Random 8-byte keys (ordinary packs below two Node256 levels) and, mixed in, 5-byte
+    /// keys: `bulk_persist` and a heap tree's `persist` hint ordinary pack children in their
+    /// parents' flags, never on a node without one; the reads agree with the model with the
+    /// hints, with garbage in their place, and after changes and another checkpoint.
+    #[test]
+    fn pack_children_hints_are_written_and_never_trusted() {
+        let mut next = xorshift(5);
+        let mut model = BTreeMap::new();
+        for i in 0..60_000u64 {
+            let key = if i % 50 == 0 {
+                next().to_be_bytes()[..5].to_vec()
+            } else {
+                next().to_be_bytes().to_vec()
+            };
+            model.insert(key, (i * 3).to_le_bytes().to_vec());
+        }
+        let hinted_in = |store: &MemoryNodeStore, root: u64| {
+            let parents = pack_parents(store, root);
+            let mut hinted = 0;
+            for &(offset, ordinary, dense) in &parents {
+                let flags = store.bytes()[offset + FLAGS_AT];
+                if pack_children(flags) {
+                    assert!(ordinary && !dense, "{offset}: {flags:#x}");
+                    hinted += 1;
+                }
+            }
+            hinted
+        };
+        let mut store = MemoryNodeStore::new();
+        let (root, len) = Tree::bulk_persist(model.iter(), &mut store).unwrap();
+        assert!(hinted_in(&store, root.to_bits()) > 200);
+        let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+        check_reads(&mut tree, &model);
+        let mut garbage = next();
+        for (offset, _, _) in pack_parents(&store, root.to_bits()) {
+            garbage = garbage.rotate_left(7) ^ 0x9E37;
+            store.bytes_mut()[offset + FLAGS_AT] = garbage as u8;
+        }
+        let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+        check_reads(&mut tree, &model);
+
+        let heap = Tree::bulk_build(model.iter()).unwrap();
+        let mut store = MemoryNodeStore::new();
+        let root = heap.persist(&mut store).unwrap();
+        assert!(hinted_in(&store, root.to_bits()) > 200);
+        let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+        let keys: Vec<Vec<u8>> = model.keys().cloned().collect();
+        for (i, key) in keys.iter().enumerate().step_by(13) {
+            if i % 2 == 0 {
+                tree.remove(key).unwrap();
+                model.remove(key);
+            } else {
+                let value = (i as u64).to_le_bytes().to_vec();
+                tree.insert(key, &value).unwrap();
+                model.insert(key.clone(), value);
+            }
+        }
+        check_reads(&mut tree, &model);
+        let root = tree.persist(&mut store).unwrap();
+        let mut tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
+        check_reads(&mut tree, &model);
     }
 }

@@ -33,7 +33,12 @@
 //! hint puts it, together with the child's header, and checks the header against the hint
 //! (read_persisted.rs `dense_get_hinted`); a wrong hint costs only speed. Writers of persisted
 //! images set it (persist.rs, bulk.rs); readers that predate it ignore the byte, and images
-//! without it (0) are read from their header, as before.
+//! without it (0) are read from their header, as before. `flags` = 0x40 (bit 7 clear) says
+//! that the children are ordinary packs (kind 6, issue 13 session 17, [`pack_children`]): the
+//! persisted lookup path then starts loading a child's first four lines (header and fence) as
+//! it descends, so that the fence does not wait for the header's miss; readers that predate
+//! it see bit 7 clear, no dense hint, as before. A node with both kinds of children keeps the
+//! dense hint.
 
 mod leaf;
 mod node16;
@@ -52,9 +57,9 @@ pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
 pub(crate) use pack::{
     alloc_pack, alloc_pack_spare, dense_get, dense_image_len, fill_dense_image, fits as fits_pack,
-    heap_pack_find, hinted_pack_len, is_pack_image, probe, probe_dense, probe_fence, probe_hinted,
-    probe_records, Layout, PackMut, PackRef, PackWriter, Probe, DENSE_ENTRIES, DENSE_HEADER_FIXED,
-    PACK_HEADER_LEN,
+    heap_pack_find, hinted_pack_len, is_pack_image, pack_get_checked, probe, probe_dense,
+    probe_fence, probe_hinted, probe_records, Layout, PackMut, PackRef, PackWriter, Probe,
+    DENSE_ENTRIES, DENSE_HEADER_FIXED, PACK_HEADER_LEN,
 };
 pub use pack::{
     pack_capacity_max, pack_capacity_max_for, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX,
@@ -120,6 +125,22 @@ pub(crate) fn dense_children_flags(value_width: usize) -> u8 {
 #[inline(always)]
 pub(crate) fn dense_children_width(flags: u8) -> Option<usize> {
     (flags & FLAG_DENSE_CHILDREN != 0).then_some(usize::from(flags & DENSE_CHILDREN_WIDTH_MASK))
+}
+
+/// `flags` of an inner node whose children are ordinary packs (kind 6; bit 7 clear, bit 6 set,
+/// the low bits 0): a hint, see the module doc.
+const FLAG_PACK_CHILDREN: u8 = 0x40;
+
+/// The `flags` byte that says "ordinary pack children".
+#[inline]
+pub(crate) fn pack_children_flags() -> u8 {
+    FLAG_PACK_CHILDREN
+}
+
+/// Whether a `flags` byte hints ordinary pack children.
+#[inline(always)]
+pub(crate) fn pack_children(flags: u8) -> bool {
+    flags == FLAG_PACK_CHILDREN
 }
 
 /// Where `flags` sits in an inner node's image.

@@ -599,6 +599,50 @@ pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option
     Some(image.get(at..at + value_width))
 }
 
+/// A lookup of `key` (its bytes from `depth` on are the pack's) in a persisted ordinary pack
+/// (kind 6) at the front of `bytes`, for the quick persisted walk (read_persisted.rs): the
+/// checks that [`PackRef::from_image`] and the resolver make of a persisted pack first (the
+/// widths fit an ordinary pack, count at least 2, capacity within the widths' maximum, the image
+/// inside `bytes`, the key length it implies within `KEY_LEN_MAX`), then the heap packs' probe
+/// (fence run, then the run's records; every access bounds-checked). `None` when `bytes` is not
+/// such a pack or a check fails: the general path then reads it (and reports what is wrong).
+/// The same answers as the general path's `pack_get`, without its `Entry`, `PackRef` and
+/// call through the source (a tree of random keys read from its file: every lookup ends in
+/// an ordinary pack).
+#[inline(always)]
+pub(crate) fn pack_get_checked<'a>(
+    bytes: &'a [u8],
+    key: &[u8],
+    depth: usize,
+) -> Option<Option<&'a [u8]>> {
+    let header = bytes.first_chunk::<8>()?;
+    if header[0] != KIND_PACK {
+        return None;
+    }
+    let key_width = usize::from(header[1]);
+    let count = usize::from(u16::from_le_bytes([header[2], header[3]]));
+    let value_width = usize::from(header[4]);
+    let capacity = count + usize::from(header[5]);
+    let prefix_len = usize::from(u16::from_le_bytes([header[6], header[7]]));
+    if !fits(key_width, value_width)
+        || is_wide(value_width)
+        || count < 2
+        || capacity > pack_capacity_max_for(key_width, value_width)
+        || depth + prefix_len + key_width > crate::KEY_LEN_MAX
+    {
+        return None;
+    }
+    let image = bytes.get(..pack_image_len(prefix_len, key_width, value_width, capacity))?;
+    let layout = layout_of(image)?;
+    let Some(rest) = key.get(depth..) else {
+        return Some(None);
+    };
+    Some(match probe_fence_in(image, &layout, rest) {
+        Some(probe) => probe_records_in(image, &layout, key, probe),
+        None => None,
+    })
+}
+
 /// Where a heap pack's lookup of one suffix stands after its fence search ([`probe_fence`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Probe {
