@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! cargo run --release -p artdb-bench -- w1 --n N --key-len K --value-len V --keys random|dense \
-//!     [--threads T] [--json PATH] [--runs R] [--structures artdb,btreemap,...]
+//!     [--threads T] [--json PATH] [--runs R] [--structures artdb,btreemap,...] \
+//!     [--rounds R --block B --round-threads T]
 //! cargo run --release -p artdb-bench -- w1 --quick        # CI scale: 1M keys
 //! ```
 //!
@@ -26,11 +27,18 @@
 //! figures computed from the key set (scans: from a sorted copy), so a structure that returned
 //! wrong answers fails the run. The runs are interleaved (run 1 of every structure, then run 2,
 //! ...) so that load from other processes spreads across structures; the median is reported.
+//!
+//! With `--rounds R` the reads are then also timed side by side (`rounds.rs`): every named
+//! structure built and held at once, R rounds of short blocks of each read on each structure,
+//! and the median of the rounds' ratios (artdb against each peer; `readbatch` and
+//! `readrandom xT`, T = `--round-threads`, against the structure's own `readrandom`), for ratios
+//! that compare the same seconds of a machine whose speed drifts.
 
 mod artdb;
 mod keys;
 mod peers;
 mod report;
+mod rounds;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -91,6 +99,15 @@ pub struct Args {
     /// Seed of the key generator.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Side-by-side rounds of the reads after the ordinary runs (0: none); see `rounds.rs`.
+    #[arg(long, default_value_t = 0)]
+    rounds: usize,
+    /// Keys per block of the side-by-side rounds.
+    #[arg(long, default_value_t = 1_000_000)]
+    block: usize,
+    /// Threads of the side-by-side rounds' threaded readrandom block (1: no such block).
+    #[arg(long, default_value_t = 2)]
+    round_threads: usize,
 }
 
 /// The resolved parameters of a run.
@@ -103,6 +120,9 @@ struct Plan {
     structures: Vec<&'static str>,
     notes: Vec<String>,
     seed: u64,
+    rounds: usize,
+    block: usize,
+    round_threads: usize,
 }
 
 /// Runs W1.
@@ -112,8 +132,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
 fn run_checked(args: Args) -> Result<(), BenchError> {
     let plan = plan(&args)?;
-    let (header, figures) = dispatch(&args, &plan)?;
+    let (header, (figures, side_by_side)) = dispatch(&args, &plan)?;
     print!("{}", report::table(&header, &figures));
+    for line in &side_by_side {
+        println!("{line}");
+    }
     for note in &plan.notes {
         println!("note: {note}");
     }
@@ -178,11 +201,17 @@ fn plan(args: &Args) -> Result<Plan, BenchError> {
         structures,
         notes,
         seed: args.seed,
+        rounds: args.rounds,
+        block: args.block.max(10),
+        round_threads: args.round_threads.max(1),
     })
 }
 
 /// Picks the monomorphised run for the key and value lengths.
-fn dispatch(args: &Args, plan: &Plan) -> Result<(RunHeader, Vec<StructureFigures>), BenchError> {
+/// The figures of every structure, and the side-by-side rounds' lines.
+type Figures = (Vec<StructureFigures>, Vec<String>);
+
+fn dispatch(args: &Args, plan: &Plan) -> Result<(RunHeader, Figures), BenchError> {
     macro_rules! lengths {
         ($(($k:literal, $v:literal)),*) => {
             match (args.key_len, args.value_len) {
@@ -232,9 +261,7 @@ struct Measurement {
     held_bytes_per_key: f64,
 }
 
-fn run_typed<const K: usize, const V: usize>(
-    plan: &Plan,
-) -> Result<Vec<StructureFigures>, BenchError> {
+fn run_typed<const K: usize, const V: usize>(plan: &Plan) -> Result<Figures, BenchError> {
     let started = Instant::now();
     let keys = KeySet::<K>::generate(plan.n, plan.seeks, plan.order, plan.seed);
     let expected = expected::<K, V>(&keys);
@@ -271,12 +298,53 @@ fn run_typed<const K: usize, const V: usize>(
             all[index].push(measurement);
         }
     }
-    Ok(plan
+    let figures = plan
         .structures
         .iter()
         .zip(all)
         .map(|(&name, runs)| medians(name, &runs))
-        .collect())
+        .collect();
+    let side_by_side = if plan.rounds == 0 {
+        Vec::new()
+    } else {
+        side_by_side::<K, V>(plan, &keys)?
+    };
+    Ok((figures, side_by_side))
+}
+
+/// Builds every named structure, holds them all, and runs the side-by-side rounds.
+fn side_by_side<const K: usize, const V: usize>(
+    plan: &Plan,
+    keys: &KeySet<K>,
+) -> Result<Vec<String>, BenchError> {
+    let mut held: Vec<Box<dyn rounds::Held<K>>> = Vec::new();
+    for &name in &plan.structures {
+        let fill = &keys.fill;
+        let built: Box<dyn rounds::Held<K>> = match name {
+            "artdb" => Box::new(rounds::Built::<Artdb, V>::new(name, fill)?),
+            "btreemap" => Box::new(rounds::Built::<BTreeMap<[u8; K], [u8; V]>, V>::new(
+                name, fill,
+            )?),
+            "skipmap" => Box::new(rounds::Built::<SkipMap<[u8; K], [u8; V]>, V>::new(
+                name, fill,
+            )?),
+            "hashmap" => Box::new(rounds::Built::<HashMap<[u8; K], [u8; V]>, V>::new(
+                name, fill,
+            )?),
+            "congee" => Box::new(rounds::Built::<Congee<V>, V>::new(name, fill)?),
+            _ => Box::new(rounds::Built::<Blart<K, V>, V>::new(name, fill)?),
+        };
+        held.push(built);
+    }
+    eprintln!("w1: side by side, {} structures built", held.len());
+    rounds::run::<K, V>(
+        &mut held,
+        &keys.read,
+        &keys.missing,
+        plan.block,
+        plan.rounds,
+        plan.round_threads,
+    )
 }
 
 fn expected<const K: usize, const V: usize>(keys: &KeySet<K>) -> Expected {
