@@ -1,0 +1,92 @@
+//! Hot point lookups of random 8-byte keys in a table read from its file, beside the same keys
+//! in a heap tree, side by side in one process: `Db::bulk_load` of N random keys (8-byte values),
+//! close and open, `Tree::bulk_build` of the same pairs, then rounds that alternate a pass of
+//! each over the same shuffled sample of the keys (the order swapped every round), every value
+//! checked. Prints each round's ns per lookup and the median of the rounds' ratios (file / heap).
+//! W2 measures this with dense keys (dense packs); here every lookup ends in an ordinary pack.
+//!
+//! Usage: `cargo run --release -p artdb --example random_hot -- N DIR [ROUNDS]`
+
+use std::time::Instant;
+
+use artdb::{Db, Options};
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E3779B97F4A7C15);
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    z ^ (z >> 31)
+}
+
+/// One pass through `get`: ns per lookup; panics on a wrong value.
+fn pass<'a>(
+    probe: &[([u8; 8], [u8; 8])],
+    mut get: impl FnMut(&[u8]) -> Option<&'a [u8]>,
+) -> f64 {
+    let start = Instant::now();
+    let mut bad = 0usize;
+    for (key, value) in probe {
+        if get(key) != Some(&value[..]) {
+            bad += 1;
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64 / probe.len() as f64;
+    assert_eq!(bad, 0, "wrong values");
+    ns
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().map_or(Ok(10_000_000), |s| s.parse())?;
+    let dir = args.next().unwrap_or_else(|| ".".to_string());
+    let rounds: usize = args.next().map_or(Ok(9), |s| s.parse())?;
+    let mut pairs: Vec<([u8; 8], [u8; 8])> = (0..n)
+        .map(|i| (splitmix(i).to_be_bytes(), i.to_le_bytes()))
+        .collect();
+    let mut probe: Vec<([u8; 8], [u8; 8])> = pairs.iter().step_by(7).copied().collect();
+    for i in (1..probe.len()).rev() {
+        let j = (splitmix(i as u64 ^ 0x5555) % (i as u64 + 1)) as usize;
+        probe.swap(i, j);
+    }
+    pairs.sort_unstable();
+    pairs.dedup_by(|a, b| a.0 == b.0);
+    let path = std::path::Path::new(&dir).join("random-hot.artdb");
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
+    let db = Db::create(&path, Options::default())?;
+    db.create_table("t")?;
+    db.bulk_load("t", pairs.iter().map(|(k, v)| (k, v)))?;
+    db.close()?;
+    let heap = artdb_art::Tree::bulk_build(pairs.iter().map(|(k, v)| (k, v)))?;
+    drop(pairs);
+    let db = Db::open(&path, Options::default())?;
+    let read = db.read();
+    let table = read.table("t")?;
+    println!("n={n} lookups per pass={}", probe.len());
+    pass(&probe, |k| table.get(k).ok().flatten());
+    pass(&probe, |k| heap.get(k).ok().flatten());
+    let mut ratios = Vec::new();
+    for round in 0..rounds {
+        let (file, mem) = if round % 2 == 0 {
+            let file = pass(&probe, |k| table.get(k).ok().flatten());
+            (file, pass(&probe, |k| heap.get(k).ok().flatten()))
+        } else {
+            let mem = pass(&probe, |k| heap.get(k).ok().flatten());
+            (pass(&probe, |k| table.get(k).ok().flatten()), mem)
+        };
+        println!(
+            "round {}: file {file:.1} ns, heap {mem:.1} ns, ratio {:.2}",
+            round + 1,
+            file / mem
+        );
+        ratios.push(file / mem);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!("median file / heap: {:.2}x", ratios[ratios.len() / 2]);
+    drop(read);
+    db.close()?;
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("artdb.wal"));
+    Ok(())
+}
