@@ -5,7 +5,9 @@
 //! checked. Prints each round's ns per lookup and the median of the rounds' ratios (file / heap).
 //! W2 measures this with dense keys (dense packs); here every lookup ends in an ordinary pack.
 //!
-//! Usage: `cargo run --release -p artdb --example random_hot -- N DIR [ROUNDS]`
+//! Usage: `cargo run --release -p artdb --example random_hot -- N DIR [ROUNDS]`; instructions
+//! per lookup: `valgrind --tool=callgrind --toggle-collect='*file_pass*' ... N DIR 1` (or
+//! `*heap_pass*`; each side runs 1 + ROUNDS passes of N / 7 lookups).
 
 use std::time::Instant;
 
@@ -19,11 +21,21 @@ fn splitmix(mut x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A pass through the file's table (not inlined: `--toggle-collect=*file_pass*` counts it).
+#[inline(never)]
+fn file_pass(probe: &[([u8; 8], [u8; 8])], table: &artdb::Table<'_>) -> f64 {
+    pass(probe, |k| table.get(k).ok().flatten())
+}
+
+/// A pass through the heap tree (`--toggle-collect=*heap_pass*`).
+#[inline(never)]
+fn heap_pass(probe: &[([u8; 8], [u8; 8])], tree: &artdb_art::Tree) -> f64 {
+    pass(probe, |k| tree.get(k).ok().flatten())
+}
+
 /// One pass through `get`: ns per lookup; panics on a wrong value.
-fn pass<'a>(
-    probe: &[([u8; 8], [u8; 8])],
-    mut get: impl FnMut(&[u8]) -> Option<&'a [u8]>,
-) -> f64 {
+#[inline(always)]
+fn pass<'a>(probe: &[([u8; 8], [u8; 8])], mut get: impl FnMut(&[u8]) -> Option<&'a [u8]>) -> f64 {
     let start = Instant::now();
     let mut bad = 0usize;
     for (key, value) in probe {
@@ -64,16 +76,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let read = db.read();
     let table = read.table("t")?;
     println!("n={n} lookups per pass={}", probe.len());
-    pass(&probe, |k| table.get(k).ok().flatten());
-    pass(&probe, |k| heap.get(k).ok().flatten());
+    file_pass(&probe, &table);
+    heap_pass(&probe, &heap);
     let mut ratios = Vec::new();
     for round in 0..rounds {
         let (file, mem) = if round % 2 == 0 {
-            let file = pass(&probe, |k| table.get(k).ok().flatten());
-            (file, pass(&probe, |k| heap.get(k).ok().flatten()))
+            let file = file_pass(&probe, &table);
+            (file, heap_pass(&probe, &heap))
         } else {
-            let mem = pass(&probe, |k| heap.get(k).ok().flatten());
-            (pass(&probe, |k| table.get(k).ok().flatten()), mem)
+            let mem = heap_pass(&probe, &heap);
+            (file_pass(&probe, &table), mem)
         };
         println!(
             "round {}: file {file:.1} ns, heap {mem:.1} ns, ratio {:.2}",

@@ -624,15 +624,38 @@ pub(crate) fn pack_get_checked<'a>(
     let value_width = usize::from(header[4]);
     let capacity = count + usize::from(header[5]);
     let prefix_len = usize::from(u16::from_le_bytes([header[6], header[7]]));
-    if !fits(key_width, value_width)
-        || is_wide(value_width)
+    // `PackRef::from_image`'s checks, in cheaper forms: a key width of 1..=255 bytes (a u8) and
+    // a value of at most 16 bytes are what `fits` and `!is_wide` ask of an ordinary pack, and
+    // `capacity <= pack_capacity_max_for(..)` is `capacity <= PACK_ENTRIES_MAX` and
+    // `capacity * (1 + stride) <= PACK_AREA_LEN_MAX` (no division); then the resolver's
+    // key-length bound.
+    let stride = key_width.wrapping_sub(1) + value_width;
+    if key_width == 0
+        || value_width > PACK_VALUE_WIDTH_MAX
         || count < 2
-        || capacity > pack_capacity_max_for(key_width, value_width)
+        || capacity > PACK_ENTRIES_MAX
+        || capacity * (1 + stride) > PACK_AREA_LEN_MAX
         || depth + prefix_len + key_width > crate::KEY_LEN_MAX
     {
         return None;
     }
-    let image = bytes.get(..pack_image_len(prefix_len, key_width, value_width, capacity))?;
+    debug_assert!(fits(key_width, value_width) && !is_wide(value_width));
+    debug_assert!(capacity <= pack_capacity_max_for(key_width, value_width));
+    let len = PACK_HEADER_LEN + prefix_len + capacity * (1 + stride);
+    debug_assert_eq!(
+        len,
+        pack_image_len(prefix_len, key_width, value_width, capacity)
+    );
+    let image = bytes.get(..len)?;
+    let rest_len = key.len().wrapping_sub(depth);
+    // The common shape (no prefix, 2..=9-byte suffixes, the key's rest as wide): the heap's
+    // branch-free probe, its fence window placed by the header's exact count.
+    if prefix_len == 0 && rest_len == key_width && key_width.wrapping_sub(2) < 8 {
+        let head = u64::from_le_bytes(*header);
+        if let Some(answer) = probe_hinted(image, head, capacity, stride, count, key, depth) {
+            return Some(answer);
+        }
+    }
     let layout = layout_of(image)?;
     let Some(rest) = key.get(depth..) else {
         return Some(None);
