@@ -131,6 +131,26 @@ impl<'a> QuickRegion<'a> {
         }
     }
 
+    /// Prefetches the header of the persisted image `bits` names and, when the key's byte there
+    /// is `next_byte`, the line of that byte's value in a dense pack of `width`-byte values with
+    /// no prefix (the layout its parent's `flags` hint: node/mod.rs). A hint only, as
+    /// [`QuickRegion::prefetch`].
+    #[inline(always)]
+    pub(crate) fn prefetch_dense(&self, bits: u64, next_byte: Option<&u8>, width: usize) {
+        if bits & word::TAG_MASK != word::TAG_PERSISTED {
+            return;
+        }
+        // No bounds check: a prefetch never faults (see `prefetch`).
+        let address =
+            (self.bytes.as_ptr() as usize).wrapping_add((bits & !word::TAG_MASK) as usize);
+        crate::raw::prefetch(address);
+        if let Some(&byte) = next_byte {
+            crate::raw::prefetch(
+                address.wrapping_add(node::PACK_HEADER_LEN + usize::from(byte) * width),
+            );
+        }
+    }
+
     /// Prefetches the first four lines of the persisted image `bits` names (a pack's header
     /// and, for up to ~240 entries, its whole fence), when its parent hints that its children
     /// are ordinary packs (node/mod.rs): the fence's lines then arrive with the header instead
@@ -201,6 +221,12 @@ impl<'r, 'a> Walk<'r, 'a> {
         // SAFETY: `offset < bytes.len()` (above), so the range is in bounds (and `offset` fits
         // a usize, as every index below a slice's length does).
         Some(unsafe { region.bytes.get_unchecked(offset as usize..) })
+    }
+
+    /// The region the walk reads.
+    #[inline(always)]
+    pub(crate) fn region(&self) -> &'r QuickRegion<'a> {
+        self.region
     }
 
     /// Moves the bound to the offset `image` served last: the walk goes on below that node.

@@ -542,9 +542,38 @@ impl<'a> View<'a> {
         Ok(())
     }
 
-    /// The checked group walk: `keys[i]` continues at `starts[i]` (a slot and depth reached
-    /// through heap nodes only, so with no persisted parent); `out[i]` receives its value.
+    /// The group walk of the lookups the heap walk handed on: `keys[i]` continues at
+    /// `starts[i]` (a slot and depth reached through heap nodes only, so with no persisted
+    /// parent); `out[i]` receives its value. Through the quick persisted walk when the source
+    /// serves a region (a table read from its file: every lookup starts at a persisted root),
+    /// each lookup it hands back finished as `get` finishes it; else the checked group walk.
     fn get_group(
+        &self,
+        keys: &[&[u8]],
+        starts: &[(&'a [u8; 8], usize)],
+        out: &mut [Option<&'a [u8]>],
+    ) -> Result<(), Error> {
+        if let Some(source) = self.resolver.source {
+            if let Some(region) = source.quick_region() {
+                let len = keys.len().min(starts.len()).min(GET_MANY_GROUP_LEN);
+                let mut quick = [Quick::Done(None); GET_MANY_GROUP_LEN];
+                read_persisted::get_group(&region, &keys[..len], &starts[..len], &mut quick);
+                for (i, outcome) in quick.iter().enumerate().take(len) {
+                    out[i] = match *outcome {
+                        Quick::Done(value) => value,
+                        Quick::Slow(slot, depth, parent) => {
+                            self.get_persisted_rest(source, keys[i], slot, depth, parent)?
+                        }
+                    };
+                }
+                return Ok(());
+            }
+        }
+        self.get_group_checked(keys, starts, out)
+    }
+
+    /// The checked group walk (a source without a region): as [`View::get_group`].
+    fn get_group_checked(
         &self,
         keys: &[&[u8]],
         starts: &[(&'a [u8; 8], usize)],
@@ -626,16 +655,13 @@ impl<'a> View<'a> {
     }
 }
 
-/// The value of the key whose bytes after the pack's position are `rest`.
+/// The value of the key whose bytes after the pack's position are `rest`: the probe every
+/// point lookup of a pack makes (`node::probe`, also the heap path's and, through
+/// `pack_get_checked`, the quick persisted walk's), so that the paths agree even on a damaged
+/// image that no checksum stands behind (a fence or records out of order).
 #[inline]
 pub(crate) fn pack_get<'a>(pack: &PackRef<'a>, rest: &[u8]) -> Option<&'a [u8]> {
-    let suffix = if pack.prefix.is_empty() {
-        rest
-    } else {
-        rest.strip_prefix(pack.prefix)?
-    };
-    let index = pack.find(suffix)?;
-    Some(pack.entry(index).2)
+    node::probe(pack.image, rest, 0)
 }
 
 /// Lookups advanced together by `get_many`: enough to cover a miss's latency with the others'

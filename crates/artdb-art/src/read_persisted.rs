@@ -18,17 +18,19 @@
 //! resolver make) are answered here.
 
 use crate::node::{
-    dense_children_width, dense_image_len, Header, Node16, Node256, Node4, Node48,
-    DENSE_HEADER_FIXED, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_CAPACITY,
-    NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY, PACK_HEADER_LEN, PACK_VALUE_WIDTH_MAX,
-    PREFIX_INLINE_LEN_MAX,
+    dense_children_width, dense_image_len, probe_records, CheckedPack, Header, Layout, Node16,
+    Node256, Node4, Node48, Probe, DENSE_HEADER_FIXED, KIND_NODE16, KIND_NODE256, KIND_NODE4,
+    KIND_NODE48, NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY,
+    PACK_HEADER_LEN, PACK_VALUE_WIDTH_MAX, PREFIX_INLINE_LEN_MAX,
 };
 use crate::persist::{QuickRegion, Walk};
 use crate::raw;
+use crate::read::GET_MANY_GROUP_LEN;
 use crate::word::{self, TAG_INLINE, TAG_MASK, TAG_PERSISTED};
 use crate::KEY_LEN_MAX;
 
 /// Outcome of [`get`].
+#[derive(Clone, Copy)]
 pub(crate) enum Quick<'a> {
     /// The lookup finished: the value, or `None` when the key is absent.
     Done(Option<&'a [u8]>),
@@ -91,36 +93,152 @@ fn node256_head(depth: usize) -> u64 {
 #[inline(always)]
 pub(crate) fn get<'a>(
     region: &QuickRegion<'a>,
-    mut slot: &'a [u8; 8],
-    mut depth: usize,
+    slot: &'a [u8; 8],
+    depth: usize,
     parent: Option<u64>,
     key: &[u8],
 ) -> Quick<'a> {
-    // The persisted parent's offset, u64::MAX for none (offsets are below 2^63).
-    let mut parent = parent.unwrap_or(u64::MAX);
-    let at_parent = |parent: u64| (parent != u64::MAX).then_some(parent);
-    let mut walk = Walk::new(region, parent);
-    // The value width the last node's `flags` hint for its dense pack children.
-    let mut dense_width = None;
+    let mut descent = Descent::new(region, slot, depth, parent);
     loop {
+        match descent.level::<false>(key) {
+            Level::Descend | Level::Pack(..) => {}
+            Level::Done(value) => return Quick::Done(value),
+            Level::Slow => return descent.slow(),
+        }
+    }
+}
+
+/// Looks up `keys` (at most [`GET_MANY_GROUP_LEN`]) from `starts` (each a slot and depth with
+/// no persisted parent, where the heap group walk handed them on) through the quick persisted
+/// walk, one level of every lookup per round, each prefetching what it reads in the next round
+/// (the child's header and the key's slot; a hinted pack's header and fence; a hinted dense
+/// pack's value), so that the misses of different keys overlap: the persisted side of
+/// `View::get_many`. `out[i]` receives `keys[i]`'s outcome, a [`Quick::Slow`] for the caller to
+/// finish as `get` does.
+pub(crate) fn get_group<'a>(
+    region: &QuickRegion<'a>,
+    keys: &[&[u8]],
+    starts: &[(&'a [u8; 8], usize)],
+    out: &mut [Quick<'a>],
+) {
+    let len = keys
+        .len()
+        .min(starts.len())
+        .min(out.len())
+        .min(GET_MANY_GROUP_LEN);
+    let mut descents: [Option<Descent<'_, 'a>>; GET_MANY_GROUP_LEN] =
+        core::array::from_fn(|_| None);
+    for (i, &(slot, depth)) in starts.iter().enumerate().take(len) {
+        region.prefetch(word::load(slot), keys[i].get(depth).copied());
+        descents[i] = Some(Descent::new(region, slot, depth, None));
+    }
+    // Lookups whose fence search is done: the pack, its layout and the probe.
+    let mut at_pack: [Option<(&'a [u8], Layout, Probe)>; GET_MANY_GROUP_LEN] =
+        [None; GET_MANY_GROUP_LEN];
+    let mut remaining = len;
+    while remaining > 0 {
+        for i in 0..len {
+            let Some(descent) = descents[i].as_mut() else {
+                continue;
+            };
+            let done = match descent.level::<true>(keys[i]) {
+                Level::Descend => continue,
+                Level::Done(value) => Quick::Done(value),
+                Level::Slow => descent.slow(),
+                Level::Pack(image, layout, probe) => {
+                    at_pack[i] = Some((image, layout, probe));
+                    Quick::Done(None)
+                }
+            };
+            out[i] = done;
+            descents[i] = None;
+            remaining -= 1;
+        }
+    }
+    for (i, pack) in at_pack.iter().enumerate().take(len) {
+        if let Some((image, layout, probe)) = pack {
+            out[i] = Quick::Done(probe_records(image, layout, keys[i], *probe));
+        }
+    }
+}
+
+/// Where one level of a quick walk left a lookup.
+enum Level<'a> {
+    /// The lookup finished.
+    Done(Option<&'a [u8]>),
+    /// The walk went down one level (its state is the child's).
+    Descend,
+    /// (`GROUP` only) an ordinary pack whose fence search is done, its record's lines
+    /// prefetched: `node::probe_records` finishes it.
+    Pack(&'a [u8], Layout, Probe),
+    /// The general path must continue from the walk's state ([`Descent::slow`]).
+    Slow,
+}
+
+/// The state of one lookup's quick walk: the slot it reads next, at `depth`, below the
+/// persisted node at `parent` (`u64::MAX` for none), with the walk's bound and the value width
+/// the last node hinted for dense pack children.
+struct Descent<'r, 'a> {
+    walk: Walk<'r, 'a>,
+    slot: &'a [u8; 8],
+    depth: usize,
+    parent: u64,
+    dense_width: Option<usize>,
+}
+
+impl<'r, 'a> Descent<'r, 'a> {
+    #[inline(always)]
+    fn new(
+        region: &'r QuickRegion<'a>,
+        slot: &'a [u8; 8],
+        depth: usize,
+        parent: Option<u64>,
+    ) -> Descent<'r, 'a> {
+        let parent = parent.unwrap_or(u64::MAX);
+        Descent {
+            walk: Walk::new(region, parent),
+            slot,
+            depth,
+            parent,
+            dense_width: None,
+        }
+    }
+
+    /// The general path's starting point: the slot, depth and persisted parent reached.
+    #[inline(always)]
+    fn slow(&self) -> Quick<'a> {
+        Quick::Slow(
+            self.slot,
+            self.depth,
+            (self.parent != u64::MAX).then_some(self.parent),
+        )
+    }
+
+    /// One level of the walk of `key` (see [`get`] for the checks). With `GROUP`, a descent
+    /// also prefetches the child's lines (a group's lookup reads them a round later; a single
+    /// walk reads them at once, so for it a prefetch is only instructions).
+    #[inline(always)]
+    fn level<const GROUP: bool>(&mut self, key: &[u8]) -> Level<'a> {
+        let region = self.walk.region();
+        let (slot, mut depth) = (self.slot, self.depth);
         let bits = word::load(slot);
         if bits & TAG_MASK != TAG_PERSISTED {
             return match bits & TAG_MASK {
                 TAG_INLINE if bits & 0b1100_0000 == 0 => {
                     let len = ((bits >> 3) & 0b111) as usize;
-                    Quick::Done((key.len() == depth).then(|| word::inline_value(slot, len)))
+                    Level::Done((key.len() == depth).then(|| word::inline_value(slot, len)))
                 }
-                _ if bits == 0 => Quick::Done(None),
-                _ => Quick::Slow(slot, depth, at_parent(parent)),
+                _ if bits == 0 => Level::Done(None),
+                _ => Level::Slow,
             };
         }
         let offset = bits & !TAG_MASK;
         // Below the parent (and inside the region), past the page header, page verified.
-        let Some(bytes) = walk.image(offset) else {
-            return Quick::Slow(slot, depth, at_parent(parent));
+        let Some(bytes) = self.walk.image(offset) else {
+            return Level::Slow;
         };
         let Some(head) = bytes.first_chunk::<8>() else {
-            return Quick::Slow(slot, depth, at_parent(parent));
+            return Level::Slow;
         };
         let head = u64::from_le_bytes(*head);
         let count = usize::from((head >> HEAD_COUNT_SHIFT) as u16);
@@ -128,11 +246,11 @@ pub(crate) fn get<'a>(
             // W2's inner levels. A key that ends here (its value slot) goes to the general
             // path; past here `depth < key.len() <= KEY_LEN_MAX`, the resolver's bound.
             let Some(&byte) = key.get(depth) else {
-                return Quick::Slow(slot, depth, at_parent(parent));
+                return Level::Slow;
             };
             match raw::view::<Node256>(bytes) {
                 Some(node) if count <= NODE256_CAPACITY => node.find(byte),
-                _ => return Quick::Slow(slot, depth, at_parent(parent)),
+                _ => return Level::Slow,
             }
         } else {
             let kind = head as u8;
@@ -146,40 +264,53 @@ pub(crate) fn get<'a>(
             if !inner || prefix_len > PREFIX_INLINE_LEN_MAX {
                 // A dense pack (W2's leaf level) is answered here: from the parent's hint
                 // (`dense_get_hinted`), or else from its header (node/pack.rs).
-                if let Some(width) = dense_width {
+                if let Some(width) = self.dense_width {
                     if let Some(value) = dense_get_hinted(bytes, key, depth, width) {
-                        return Quick::Done(value);
+                        return Level::Done(value);
                     }
                 }
                 if let Some(value) = crate::node::dense_get(bytes, key, depth) {
-                    return Quick::Done(value);
+                    return Level::Done(value);
                 }
                 // An ordinary pack (a tree of random keys), checked as the general path checks
                 // it.
-                if let Some(value) = crate::node::pack_get_checked(bytes, key, depth) {
-                    return Quick::Done(value);
+                if GROUP {
+                    // A group's lookup stops after the fence search, with the record's lines
+                    // prefetched: the group compares it after its last round.
+                    match crate::node::pack_fence_checked(bytes, key, depth) {
+                        Some(CheckedPack::Done(value)) => return Level::Done(value),
+                        Some(CheckedPack::Records(image, layout, probe)) => {
+                            let address = image.as_ptr() as usize;
+                            raw::prefetch(address + probe.record_at);
+                            raw::prefetch(address + probe.record_at + 63);
+                            return Level::Pack(image, layout, probe);
+                        }
+                        None => {}
+                    }
+                } else if let Some(value) = crate::node::pack_get_checked(bytes, key, depth) {
+                    return Level::Done(value);
                 }
-                return Quick::Slow(slot, depth, at_parent(parent));
+                return Level::Slow;
             }
             // The count within the kind and the body length, before anything is answered from
             // the node (the general path reports either first).
             let kind_index = usize::from(kind) & 7;
             if count > INNER_CAPACITY[kind_index] || bytes.len() < INNER_BODY_LEN[kind_index] {
-                return Quick::Slow(slot, depth, at_parent(parent));
+                return Level::Slow;
             }
             let Some(header) = raw::view::<Header>(bytes) else {
-                return Quick::Slow(slot, depth, at_parent(parent));
+                return Level::Slow;
             };
             // A key that ends within or at this node (its value slot) goes to the general
             // path. Past here `at < key.len() <= KEY_LEN_MAX` (callers checked the key), so
             // `depth + prefix_len < KEY_LEN_MAX`, the resolver's bound, holds without a test.
             let at = depth + prefix_len;
             let Some(&byte) = key.get(at) else {
-                return Quick::Slow(slot, depth, at_parent(parent));
+                return Level::Slow;
             };
             debug_assert!(at < KEY_LEN_MAX);
             if prefix_len != 0 && !header.inline_prefix_matches(key, depth, prefix_len) {
-                return Quick::Done(None);
+                return Level::Done(None);
             }
             let found = match kind {
                 KIND_NODE256 => raw::view::<Node256>(bytes).map(|node| node.find(byte)),
@@ -189,7 +320,7 @@ pub(crate) fn get<'a>(
                 _ => None,
             };
             let Some(found) = found else {
-                return Quick::Slow(slot, depth, at_parent(parent));
+                return Level::Slow;
             };
             depth = at;
             found
@@ -199,25 +330,34 @@ pub(crate) fn get<'a>(
                 // A node whose children are dense packs says so (node/mod.rs): the child's
                 // value is then read where the hint puts it, together with its header.
                 let flags = (head >> HEAD_FLAGS_SHIFT) as u8;
-                dense_width = dense_children_width(flags);
+                self.dense_width = dense_children_width(flags);
                 // A node whose children are ordinary packs says so: the child's header and
                 // fence lines are loaded together (a pack's fence search waits for its header
                 // otherwise, and its record for the fence).
+                let bits = word::load(child);
                 if crate::node::pack_children(flags) {
-                    region.prefetch_pack(word::load(child));
+                    region.prefetch_pack(bits);
+                } else if GROUP {
+                    // A group's lookup reads the child a round later: start its lines now
+                    // (header and the key's slot; a hinted dense pack's value).
+                    match self.dense_width {
+                        Some(width) => region.prefetch_dense(bits, key.get(depth + 1), width),
+                        None => region.prefetch(bits, key.get(depth + 1).copied()),
+                    }
                 }
-                // No prefetch of the child's lines here: the next round computes the header's
+                // A single walk prefetches nothing else: its next level computes the header's
                 // and the slot's addresses from the child word at once, and the core loads both
                 // together. A prefetch (as `read::prefetch_for` does for heap nodes) only added
                 // instructions: W2's hot pass at 50M, alternated, 32.3-35.3 ns without it
                 // against 35.1-36.7 with it, cold passes no slower (docs/benchmarks.md, W2
                 // session 10).
-                slot = child;
-                depth += 1;
-                parent = offset;
-                walk.descend();
+                self.slot = child;
+                self.depth = depth + 1;
+                self.parent = offset;
+                self.walk.descend();
+                Level::Descend
             }
-            None => return Quick::Done(None),
+            None => Level::Done(None),
         }
     }
 }
@@ -461,6 +601,19 @@ mod tests {
             let expected = model.get(key).map(Vec::as_slice);
             assert_eq!(reader.get(key).unwrap(), expected, "{key:?}");
             assert_eq!(tree.get(key).unwrap(), expected, "{key:?}");
+        }
+        // `get_many` (the persisted group walk) in batches of several sizes.
+        let mut out = Vec::new();
+        for (i, batch) in probes.chunks(1 + probes.len() % 37).enumerate() {
+            let keys: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+            if i % 2 == 0 {
+                snapshot.get_many(&keys, &mut out).unwrap();
+            } else {
+                tree.get_many(&keys, &mut out).unwrap();
+            }
+            for (key, value) in batch.iter().zip(&out) {
+                assert_eq!(*value, model.get(key).map(Vec::as_slice), "{key:?}");
+            }
         }
     }
 

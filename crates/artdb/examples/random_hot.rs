@@ -33,6 +33,30 @@ fn heap_pass(probe: &[([u8; 8], [u8; 8])], tree: &artdb_art::Tree) -> f64 {
     pass(probe, |k| tree.get(k).ok().flatten())
 }
 
+/// One pass of `get_many` calls of 32 keys each: ns per key; panics on a wrong value.
+#[inline(never)]
+fn many_pass<'a>(
+    probe: &[([u8; 8], [u8; 8])],
+    mut get_many: impl FnMut(&[&[u8]], &mut Vec<Option<&'a [u8]>>) -> bool,
+    out: &mut Vec<Option<&'a [u8]>>,
+) -> f64 {
+    let start = Instant::now();
+    let mut bad = 0usize;
+    for chunk in probe.chunks(32) {
+        let keys: Vec<&[u8]> = chunk.iter().map(|(k, _)| &k[..]).collect();
+        out.clear();
+        assert!(get_many(&keys, out), "get_many failed");
+        for ((_, value), got) in chunk.iter().zip(out.iter()) {
+            if *got != Some(&value[..]) {
+                bad += 1;
+            }
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64 / probe.len() as f64;
+    assert_eq!(bad, 0, "wrong values");
+    ns
+}
+
 /// One pass through `get`: ns per lookup; panics on a wrong value.
 #[inline(always)]
 fn pass<'a>(probe: &[([u8; 8], [u8; 8])], mut get: impl FnMut(&[u8]) -> Option<&'a [u8]>) -> f64 {
@@ -96,6 +120,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     ratios.sort_by(f64::total_cmp);
     println!("median file / heap: {:.2}x", ratios[ratios.len() / 2]);
+    // `get_many` (32 keys per call) on each side, against the same side's `get`.
+    let mut batch = Vec::new();
+    for round in 0..3 {
+        let file_many = many_pass(
+            &probe,
+            |keys, out| table.get_many(keys, out).is_ok(),
+            &mut batch,
+        );
+        let heap_many = many_pass(
+            &probe,
+            |keys, out| heap.get_many(keys, out).is_ok(),
+            &mut batch,
+        );
+        let file_one = file_pass(&probe, &table);
+        let heap_one = heap_pass(&probe, &heap);
+        println!(
+            "get_many round {}: file {file_many:.1} ns ({:.2}x its get), heap {heap_many:.1} ns ({:.2}x its get)",
+            round + 1,
+            file_one / file_many,
+            heap_one / heap_many
+        );
+    }
     drop(read);
     db.close()?;
     let _ = std::fs::remove_file(&path);

@@ -603,8 +603,8 @@ pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option
 /// (kind 6) at the front of `bytes`, for the quick persisted walk (read_persisted.rs): the
 /// checks that [`PackRef::from_image`] and the resolver make of a persisted pack first (the
 /// widths fit an ordinary pack, count at least 2, capacity within the widths' maximum, the image
-/// inside `bytes`, the key length it implies within `KEY_LEN_MAX`), then the heap packs' probe
-/// (fence run, then the run's records; every access bounds-checked). `None` when `bytes` is not
+/// inside `bytes`, the key length it implies within `KEY_LEN_MAX`), then the probe of every
+/// pack lookup ([`probe`]'s: fence run, then the run's records; every access bounds-checked). `None` when `bytes` is not
 /// such a pack or a check fails: the general path then reads it (and reports what is wrong).
 /// The same answers as the general path's `pack_get`, without its `Entry`, `PackRef` and
 /// call through the source (a tree of random keys read from its file: every lookup ends in
@@ -615,6 +615,52 @@ pub(crate) fn pack_get_checked<'a>(
     key: &[u8],
     depth: usize,
 ) -> Option<Option<&'a [u8]>> {
+    let image = checked_pack(bytes, depth)?.image;
+    // The probe every point lookup of a pack makes (the heap's general probe, `probe`; the
+    // general path's `read::pack_get` too), so that the answers agree even on a damaged image
+    // (a fence or records out of order) that no checksum stands behind.
+    let layout = layout_of(image)?;
+    let Some(rest) = key.get(depth..) else {
+        return Some(None);
+    };
+    Some(match probe_fence_in(image, &layout, rest) {
+        Some(probe) => probe_records_in(image, &layout, key, probe),
+        None => None,
+    })
+}
+
+/// [`pack_get_checked`] in two steps, for a group walk that prefetches the record between
+/// them: the checks and the fence search, then [`probe_records`] with the layout and probe
+/// returned in [`CheckedPack::Records`] (or the answer, when the fence settles it).
+#[inline(always)]
+pub(crate) fn pack_fence_checked<'a>(
+    bytes: &'a [u8],
+    key: &[u8],
+    depth: usize,
+) -> Option<CheckedPack<'a>> {
+    let image = checked_pack(bytes, depth)?.image;
+    let layout = layout_of(image)?;
+    let Some(rest) = key.get(depth..) else {
+        return Some(CheckedPack::Done(None));
+    };
+    Some(match probe_fence_in(image, &layout, rest) {
+        Some(probe) => CheckedPack::Records(image, layout, probe),
+        None => CheckedPack::Done(None),
+    })
+}
+
+/// Where [`pack_fence_checked`] left a lookup.
+pub(crate) enum CheckedPack<'a> {
+    /// The answer.
+    Done(Option<&'a [u8]>),
+    /// The pack's image, its layout and the fence's probe: [`probe_records`] finishes it.
+    Records(&'a [u8], Layout, Probe),
+}
+
+/// The checks [`pack_get_checked`] names, of the ordinary pack at the front of `bytes` whose
+/// word sits at `depth`; `None` when it is no such pack or a check fails.
+#[inline(always)]
+fn checked_pack(bytes: &[u8], depth: usize) -> Option<CheckedImage<'_>> {
     let header = bytes.first_chunk::<8>()?;
     if header[0] != KIND_PACK {
         return None;
@@ -646,24 +692,14 @@ pub(crate) fn pack_get_checked<'a>(
         len,
         pack_image_len(prefix_len, key_width, value_width, capacity)
     );
-    let image = bytes.get(..len)?;
-    let rest_len = key.len().wrapping_sub(depth);
-    // The common shape (no prefix, 2..=9-byte suffixes, the key's rest as wide): the heap's
-    // branch-free probe, its fence window placed by the header's exact count.
-    if prefix_len == 0 && rest_len == key_width && key_width.wrapping_sub(2) < 8 {
-        let head = u64::from_le_bytes(*header);
-        if let Some(answer) = probe_hinted(image, head, capacity, stride, count, key, depth) {
-            return Some(answer);
-        }
-    }
-    let layout = layout_of(image)?;
-    let Some(rest) = key.get(depth..) else {
-        return Some(None);
-    };
-    Some(match probe_fence_in(image, &layout, rest) {
-        Some(probe) => probe_records_in(image, &layout, key, probe),
-        None => None,
+    Some(CheckedImage {
+        image: bytes.get(..len)?,
     })
+}
+
+/// A persisted ordinary pack's image, after the checks of [`pack_get_checked`].
+struct CheckedImage<'a> {
+    image: &'a [u8],
 }
 
 /// Where a heap pack's lookup of one suffix stands after its fence search ([`probe_fence`]).
