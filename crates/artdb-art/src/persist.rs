@@ -381,9 +381,11 @@ impl Tree {
                         let (offset, flags) = write_leaf(&resolver, sink, bits)?;
                         top.set_child(position, offset);
                         // The parent's hint for its pack children (node/mod.rs): a dense
-                        // pack's wins over an ordinary pack's.
-                        if flags != 0
-                            && node::dense_children_width(top.image[node::FLAGS_AT]).is_none()
+                        // pack's replaces any, an ordinary pack's any but a dense one.
+                        let dense = node::dense_children_width(flags).is_some();
+                        if dense
+                            || (flags != 0
+                                && node::dense_children_width(top.image[node::FLAGS_AT]).is_none())
                         {
                             top.image[node::FLAGS_AT] = flags;
                         }

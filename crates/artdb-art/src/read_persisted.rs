@@ -101,8 +101,12 @@ pub(crate) fn get<'a>(
     let mut descent = Descent::new(region, slot, depth, parent);
     loop {
         match descent.level::<false>(key) {
-            Level::Descend | Level::Pack(..) => {}
+            Level::Descend => {}
             Level::Done(value) => return Quick::Done(value),
+            // (Only a group's levels stop at a pack's fence; answered here all the same.)
+            Level::Pack(image, layout, probe) => {
+                return Quick::Done(probe_records(image, &layout, key, probe))
+            }
             Level::Slow => return descent.slow(),
         }
     }
