@@ -688,24 +688,36 @@ mod tests {
                 })
                 .count();
             assert_eq!(hinted, 6, "width {width}");
-            let mut model = model;
-            let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
-            let keys: Vec<Vec<u8>> = model.keys().cloned().collect();
-            for (i, key) in keys.iter().enumerate().step_by(97) {
-                if i % 2 == 0 {
-                    tree.remove(key).unwrap();
-                    model.remove(key);
-                } else {
-                    let value = vec![i as u8; width];
-                    tree.insert(key, &value).unwrap();
-                    model.insert(key.clone(), value);
-                }
-            }
-            check_reads(&mut tree, &model);
-            let root = tree.persist(&mut store).unwrap();
-            let mut tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
-            check_reads(&mut tree, &model);
+            let tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+            change_and_checkpoint(tree, store, model, 97, |i| vec![i as u8; width]);
         }
+    }
+
+    /// Removes every other one of each `step`-th key of `model` from `tree` (opened from
+    /// `store`) and gives the others the value `value(i)`, checks the reads, persists the
+    /// tree into `store`, opens it again and checks the reads again.
+    fn change_and_checkpoint(
+        mut tree: Tree,
+        mut store: MemoryNodeStore,
+        mut model: BTreeMap<Vec<u8>, Vec<u8>>,
+        step: usize,
+        value: impl Fn(usize) -> Vec<u8>,
+    ) {
+        let keys: Vec<Vec<u8>> = model.keys().cloned().collect();
+        for (i, key) in keys.iter().enumerate().step_by(step) {
+            if i % 2 == 0 {
+                tree.remove(key).unwrap();
+                model.remove(key);
+            } else {
+                let value = value(i);
+                tree.insert(key, &value).unwrap();
+                model.insert(key.clone(), value);
+            }
+        }
+        check_reads(&mut tree, &model);
+        let root = tree.persist(&mut store).unwrap();
+        let mut tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
+        check_reads(&mut tree, &model);
     }
 
     /// Ordinary pack images (kind 6) of random sorted entries, with and without a prefix,
@@ -885,21 +897,9 @@ mod tests {
         let mut store = MemoryNodeStore::new();
         let root = heap.persist(&mut store).unwrap();
         assert!(hinted_in(&store, root.to_bits()) > 200);
-        let mut tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
-        let keys: Vec<Vec<u8>> = model.keys().cloned().collect();
-        for (i, key) in keys.iter().enumerate().step_by(13) {
-            if i % 2 == 0 {
-                tree.remove(key).unwrap();
-                model.remove(key);
-            } else {
-                let value = (i as u64).to_le_bytes().to_vec();
-                tree.insert(key, &value).unwrap();
-                model.insert(key.clone(), value);
-            }
-        }
-        check_reads(&mut tree, &model);
-        let root = tree.persist(&mut store).unwrap();
-        let mut tree = Tree::open(root, model.len() as u64, Arc::new(store)).unwrap();
-        check_reads(&mut tree, &model);
+        let tree = Tree::open(root, len, Arc::new(store.clone())).unwrap();
+        change_and_checkpoint(tree, store, model, 13, |i| {
+            (i as u64).to_le_bytes().to_vec()
+        });
     }
 }

@@ -388,15 +388,7 @@ fn get_many_sees_pages_verified_by_its_own_lookups() {
     let w2: Model = (0u32..20_000)
         .map(|i| (i.to_be_bytes().to_vec(), i.to_le_bytes()[..3].to_vec()))
         .collect();
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let random: Model = (0..30_000u64)
-        .map(|i| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state.to_be_bytes().to_vec(), i.to_le_bytes().to_vec())
-        })
-        .collect();
+    let random = random_model(30_000, 0x2545_F491_4F6C_DD1D, u64::MAX);
     let (sample, _, _) = sample_tree();
     for model in [w2, random, sample] {
         let mut store = MemoryNodeStore::new();
@@ -434,6 +426,23 @@ fn get_many_sees_pages_verified_by_its_own_lookups() {
             }
         }
     }
+}
+
+/// `n` pairs of 8-byte keys from an xorshift stream seeded with `seed` (each masked with
+/// `mask`, so that some bytes are 0) and 8-byte values (the pair's index).
+fn random_model(n: u64, seed: u64, mask: u64) -> Model {
+    let mut state = seed;
+    (0..n)
+        .map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (
+                (state & mask).to_be_bytes().to_vec(),
+                i.to_le_bytes().to_vec(),
+            )
+        })
+        .collect()
 }
 
 fn contents_differ(tree: &Tree, model: &Model) -> bool {
@@ -702,19 +711,8 @@ fn quick_paths_answer_as_the_general_path_on_damaged_images() {
             )
         })
         .collect();
-    // Random 8-byte keys: ordinary packs of ~15 entries below two Node256 levels.
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let random: Model = (0..1_000_000u64)
-        .step_by(1)
-        .take(4_000)
-        .map(|i| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let key = (state & 0xFFFF_0000_0000_FFFF).to_be_bytes().to_vec();
-            (key, i.to_le_bytes().to_vec())
-        })
-        .collect();
+    // Random keys: ordinary packs of ~15 entries below the root's Node256.
+    let random = random_model(4_000, 0x9E37_79B9_7F4A_7C15, 0xFFFF_0000_0000_FFFF);
     let (sample, _, _) = sample_tree();
     for model in [w2, random, sample] {
         let mut store = MemoryNodeStore::new();
@@ -782,16 +780,7 @@ fn quick_paths_answer_as_the_general_path_on_damaged_images() {
 /// general path's, and it fails only when the general path fails for one of the keys.
 #[test]
 fn get_many_answers_as_the_general_path_on_damaged_images() {
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let model: Model = (0..3_000u64)
-        .map(|i| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let key = (state & 0xFFFF_0000_0000_FFFF).to_be_bytes().to_vec();
-            (key, i.to_le_bytes().to_vec())
-        })
-        .collect();
+    let model = random_model(3_000, 0x2545_F491_4F6C_DD1D, 0xFFFF_0000_0000_FFFF);
     let mut store = MemoryNodeStore::new();
     let (root, len) = Tree::bulk_persist(model.clone(), &mut store).unwrap();
     let mut probes: Vec<Vec<u8>> = model.keys().step_by(5).cloned().collect();

@@ -615,7 +615,7 @@ pub(crate) fn pack_get_checked<'a>(
     key: &[u8],
     depth: usize,
 ) -> Option<Option<&'a [u8]>> {
-    let image = checked_pack(bytes, depth)?.image;
+    let image = checked_pack(bytes, depth)?;
     // The probe every point lookup of a pack makes (the heap's general probe, `probe`; the
     // general path's `read::pack_get` too), so that the answers agree even on a damaged image
     // (a fence or records out of order) that no checksum stands behind.
@@ -638,7 +638,7 @@ pub(crate) fn pack_fence_checked<'a>(
     key: &[u8],
     depth: usize,
 ) -> Option<CheckedPack<'a>> {
-    let image = checked_pack(bytes, depth)?.image;
+    let image = checked_pack(bytes, depth)?;
     let layout = layout_of(image)?;
     let Some(rest) = key.get(depth..) else {
         return Some(CheckedPack::Done(None));
@@ -657,10 +657,10 @@ pub(crate) enum CheckedPack<'a> {
     Records(&'a [u8], Layout, Probe),
 }
 
-/// The checks [`pack_get_checked`] names, of the ordinary pack at the front of `bytes` whose
-/// word sits at `depth`; `None` when it is no such pack or a check fails.
+/// The image of the ordinary pack at the front of `bytes` whose word sits at `depth`, after the
+/// checks [`pack_get_checked`] names; `None` when it is no such pack or a check fails.
 #[inline(always)]
-fn checked_pack(bytes: &[u8], depth: usize) -> Option<CheckedImage<'_>> {
+fn checked_pack(bytes: &[u8], depth: usize) -> Option<&[u8]> {
     let header = bytes.first_chunk::<8>()?;
     if header[0] != KIND_PACK {
         return None;
@@ -692,14 +692,7 @@ fn checked_pack(bytes: &[u8], depth: usize) -> Option<CheckedImage<'_>> {
         len,
         pack_image_len(prefix_len, key_width, value_width, capacity)
     );
-    Some(CheckedImage {
-        image: bytes.get(..len)?,
-    })
-}
-
-/// A persisted ordinary pack's image, after the checks of [`pack_get_checked`].
-struct CheckedImage<'a> {
-    image: &'a [u8],
+    bytes.get(..len)
 }
 
 /// Where a heap pack's lookup of one suffix stands after its fence search ([`probe_fence`]).
