@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use super::keys::value_for;
 use super::peers::{BenchError, Reader, Structure, Tally};
-use super::{checked, timed};
+use super::{checked, median, timed};
 use crate::w1::report::Op;
 
 /// One structure of the side-by-side rounds, type-erased so that structures of different types
@@ -168,16 +168,17 @@ pub fn run<const K: usize, const V: usize>(
             } else {
                 (0..held.len()).rev().collect()
             };
+            let (keys, want) = match kind.op {
+                Op::Missing => (missing, Tally::default()),
+                _ => (read, expected),
+            };
             for s in order {
-                let (keys, want) = match kind.op {
-                    Op::Missing => (missing, Tally::default()),
-                    _ => (read, expected),
-                };
                 let structure = &mut held[s];
-                let Some(timed) = structure.block(kind.op, &[], 1) else {
+                // Whether the structure has this read at all (a batched lookup: artdb only).
+                let Some(supported) = structure.block(kind.op, &[], 1) else {
                     continue;
                 };
-                timed?;
+                supported?;
                 // Untimed: a readrandom of as many other present keys, so that the caches hold
                 // what they hold in a steady run of this structure's lookups, not what the
                 // block before (another structure's) left there.
@@ -212,9 +213,7 @@ pub fn run<const K: usize, const V: usize>(
     // Ratios: the first structure (artdb when it is named) against every other, per read;
     // and each structure's batched and threaded reads against its own readrandom.
     let ratio_line = |label: String, per_round: Vec<f64>| {
-        let mut sorted = per_round.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+        let median = median(&mut per_round.clone()).unwrap_or(f64::NAN);
         let rounds: Vec<String> = per_round.iter().map(|r| format!("{r:.2}")).collect();
         format!(
             "  {label}: median {median:.2}x (rounds: {})",
@@ -258,17 +257,13 @@ pub fn run<const K: usize, const V: usize>(
     lines.push("median of the rounds' rates (Mops/s):".to_string());
     for (k, kind) in kinds.iter().enumerate() {
         for (s, structure) in held.iter().enumerate() {
-            let mut values = pick(k, s);
-            if values.is_empty() {
-                continue;
+            if let Some(rate) = median(&mut pick(k, s)) {
+                lines.push(format!(
+                    "  {} {}: {rate:.2}",
+                    kind.label(),
+                    structure.name()
+                ));
             }
-            values.sort_by(f64::total_cmp);
-            lines.push(format!(
-                "  {} {}: {:.2}",
-                kind.label(),
-                structure.name(),
-                values[values.len() / 2]
-            ));
         }
     }
     Ok(lines)
