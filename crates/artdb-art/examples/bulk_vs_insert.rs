@@ -9,13 +9,9 @@ use std::time::Instant;
 
 use artdb_art::{MemoryNodeStore, Tree};
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E3779B97F4A7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-    z ^ (z >> 31)
-}
+#[path = "common/splitmix.rs"]
+mod common;
+use common::splitmix;
 
 /// Seeks to each start and reads 100 pairs; returns Mkeys/s.
 fn seek_rate(tree: &Tree, starts: &[[u8; 8]]) -> f64 {

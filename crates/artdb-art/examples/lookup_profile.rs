@@ -16,13 +16,9 @@ use std::time::Instant;
 
 use artdb_art::Tree;
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E3779B97F4A7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-    z ^ (z >> 31)
-}
+#[path = "common/splitmix.rs"]
+mod common;
+use common::splitmix;
 
 /// The phase under study: returns a checksum so nothing is optimized away.
 #[inline(never)]
