@@ -110,6 +110,15 @@ impl<'a> QuickRegion<'a> {
         self.bytes.get(usize::try_from(offset).ok()?..)
     }
 
+    /// Where the persisted image `bits` names would be in the region, for a prefetch (`None`
+    /// for other words). No bounds check: a prefetch never faults, and an offset past the
+    /// region is refused when the lookup reads it.
+    #[inline(always)]
+    fn prefetch_address(&self, bits: u64) -> Option<usize> {
+        (bits & word::TAG_MASK == word::TAG_PERSISTED)
+            .then(|| (self.bytes.as_ptr() as usize).wrapping_add((bits & !word::TAG_MASK) as usize))
+    }
+
     /// Prefetches what a lookup reads next when `bits` names a persisted node of the region: its
     /// header, and (with the key's next byte) the lines where a Node48's index byte and a
     /// Node256's child word for that byte would be (as `read::prefetch_for` does for heap
@@ -117,13 +126,9 @@ impl<'a> QuickRegion<'a> {
     /// is read, and a wrong guess costs a useless prefetch.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bits: u64, next_byte: Option<u8>) {
-        if bits & word::TAG_MASK != word::TAG_PERSISTED {
+        let Some(address) = self.prefetch_address(bits) else {
             return;
-        }
-        // No bounds check: a prefetch never faults, and an offset past the region is refused
-        // when the lookup reads it.
-        let address =
-            (self.bytes.as_ptr() as usize).wrapping_add((bits & !word::TAG_MASK) as usize);
+        };
         crate::raw::prefetch(address);
         if let Some(byte) = next_byte {
             crate::raw::prefetch(address + HEADER_LEN + byte as usize);
@@ -137,12 +142,9 @@ impl<'a> QuickRegion<'a> {
     /// [`QuickRegion::prefetch`].
     #[inline(always)]
     pub(crate) fn prefetch_dense(&self, bits: u64, next_byte: Option<&u8>, width: usize) {
-        if bits & word::TAG_MASK != word::TAG_PERSISTED {
+        let Some(address) = self.prefetch_address(bits) else {
             return;
-        }
-        // No bounds check: a prefetch never faults (see `prefetch`).
-        let address =
-            (self.bytes.as_ptr() as usize).wrapping_add((bits & !word::TAG_MASK) as usize);
+        };
         crate::raw::prefetch(address);
         if let Some(&byte) = next_byte {
             crate::raw::prefetch(
@@ -157,12 +159,9 @@ impl<'a> QuickRegion<'a> {
     /// of one miss after it. A hint only, as [`QuickRegion::prefetch`].
     #[inline(always)]
     pub(crate) fn prefetch_pack(&self, bits: u64) {
-        if bits & word::TAG_MASK != word::TAG_PERSISTED {
+        let Some(address) = self.prefetch_address(bits) else {
             return;
-        }
-        // No bounds check: a prefetch never faults (see `prefetch`).
-        let address =
-            (self.bytes.as_ptr() as usize).wrapping_add((bits & !word::TAG_MASK) as usize);
+        };
         crate::raw::prefetch(address);
         crate::raw::prefetch(address.wrapping_add(64));
         crate::raw::prefetch(address.wrapping_add(128));
