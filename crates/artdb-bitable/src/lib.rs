@@ -66,6 +66,7 @@ mod raw;
 mod stale;
 mod stats;
 mod table;
+mod top;
 mod verify;
 
 pub use builder::{Builder, Durability, Options, Summary};

@@ -80,6 +80,28 @@ impl<'k> Probe<'k> {
     }
 }
 
+impl<'k> Probe<'k> {
+    /// The key looked for.
+    #[inline(always)]
+    pub(crate) fn key(&self) -> &'k [u8] {
+        self.key
+    }
+
+    /// The key's first eight bytes ([`head_of`]).
+    #[inline(always)]
+    pub(crate) fn head(&self) -> u64 {
+        self.head
+    }
+}
+
+/// The first eight bytes of `key` as a big-endian integer, zero-padded past its end: keys whose
+/// heads differ are ordered as their heads are (padding with zeros keeps byte order); keys
+/// whose heads are equal must be compared in full.
+#[inline(always)]
+pub(crate) fn head_of(key: &[u8]) -> u64 {
+    window_at(key, 0)
+}
+
 /// Samples the first round of a fixed page's search looks at (at most; see `sample_step`).
 const SAMPLES: usize = 16;
 /// Bytes of a cache line.

@@ -18,9 +18,11 @@
 use crate::error::{corrupt, io, CorruptionKind, Error, Result};
 use crate::format::*;
 use crate::page::{self, Expect, Guess, PageRef, Probe, StoredValue};
+use crate::top::{Top, TopBuilder};
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Entries on each side of a guess whose lines `Table::page_guided` prefetches (the guided
 /// search reads at least two on each side: `page::GUESS_REACH_ENTRIES`).
@@ -53,6 +55,10 @@ pub struct Table {
     verified: Box<[AtomicU64]>,
     /// Per level, leaf first: the average shape of its pages, from the header (see `Shape`).
     shapes: [Shape; LEVELS_MAX],
+    /// The cached branch levels flattened (`top.rs`), built by the first lookup; `None` where
+    /// the table has no cached branch level, or a page of one failed validation or holds keys
+    /// out of order (lookups then walk the pages, and report the damage where they meet it).
+    top: OnceLock<Option<Top>>,
 }
 
 /// The average shape of a level's pages, derived from the header's level table at open (a few
@@ -205,6 +211,7 @@ impl Table {
             header,
             verified,
             shapes: [Shape::default(); LEVELS_MAX],
+            top: OnceLock::new(),
         };
         table.shape_levels(CACHED_LEVEL_BYTES_MAX);
         Ok(table)
@@ -212,6 +219,7 @@ impl Table {
 
     /// Derives every level's `Shape`, taking levels of at most `cached_bytes_max` bytes as cached.
     fn shape_levels(&mut self, cached_bytes_max: u64) {
+        self.top = OnceLock::new();
         let header = &self.header;
         self.shapes = std::array::from_fn(|level| {
             Shape::of(
@@ -395,6 +403,10 @@ impl Table {
     /// the leaf's index, its view, and the index of its first entry `>= key` (`> key` when
     /// `strict`), which is the leaf's count if there is none in it.
     ///
+    /// The cached levels are passed in one search of their flattened separators (`Top`), which
+    /// names the page of the level below them and its bounds; where there is no `Top`, the
+    /// descent starts at the root.
+    ///
     /// Each branch search narrows the keys below to `[low, high)`: the separator that chose the
     /// child (the child's first key) and the next one. Once both bounds are known (from the
     /// level below the root on, except along the table's left and right edges), every page is
@@ -406,13 +418,40 @@ impl Table {
         probe: Probe<'_>,
         strict: bool,
     ) -> Result<(u64, PageRef<'_>, usize)> {
+        match self.top() {
+            Some(top) => {
+                let (index, low, high) = top.find(probe);
+                self.descend(top.level, index, low, high, probe, strict)
+            }
+            None => self.walk(probe, strict),
+        }
+    }
+
+    /// [`Table::locate`] through every page from the root (no `Top`).
+    #[inline(always)]
+    pub(crate) fn walk(&self, probe: Probe<'_>, strict: bool) -> Result<(u64, PageRef<'_>, usize)> {
         let top = self.header.levels.len() - 1;
-        let mut index = 0u64;
-        let mut low: Option<&[u8]> = None;
-        let mut high: Option<&[u8]> = None;
-        let mut guess = None;
+        self.descend(top, 0, None, None, probe, strict)
+    }
+
+    /// The descent of [`Table::locate`] from page `index` of `level`, the keys below it bounded
+    /// by `low` and `high` where known.
+    #[inline(always)]
+    fn descend<'t>(
+        &'t self,
+        level: usize,
+        mut index: u64,
+        mut low: Option<&'t [u8]>,
+        mut high: Option<&'t [u8]>,
+        probe: Probe<'_>,
+        strict: bool,
+    ) -> Result<(u64, PageRef<'t>, usize)> {
+        let mut guess = match (low, high) {
+            (Some(low), Some(high)) => Guess::between_probe(low, high, probe),
+            _ => None,
+        };
         let mut speculated = None;
-        for level in (1..=top).rev() {
+        for level in (1..=level).rev() {
             let child = guess.and_then(|guess| self.prefetch_child(level, index, guess));
             let page = self.page_guided(level, index, guess, speculated == Some(index))?;
             speculated = child;
@@ -432,6 +471,82 @@ impl Table {
         let leaf = self.page_guided(0, index, guess, speculated == Some(index))?;
         let slot = leaf.search_guided(probe, strict, guess, self.shapes[0].cached);
         Ok((index, leaf, slot))
+    }
+
+    /// The flattened cached levels, built on first use (`top.rs`).
+    #[inline(always)]
+    fn top(&self) -> Option<&Top> {
+        self.top.get_or_init(|| self.build_top()).as_ref()
+    }
+
+    /// The level the flattened cached levels name pages of, and how many separators they hold;
+    /// `None` where lookups walk every page (tests).
+    #[cfg(test)]
+    pub(crate) fn top_shape(&self) -> Option<(usize, usize)> {
+        self.top().map(|top| (top.level, top.separators()))
+    }
+
+    /// Builds [`Top`] from the cached branch levels (every page of them read and validated, at
+    /// most `CACHED_LEVEL_BYTES_MAX` bytes per level): `None` if the table has none, or if a
+    /// page of them fails validation, holds keys out of order or does not cover the level below
+    /// in order (the pages' own walk then answers, and reports what it meets).
+    fn build_top(&self) -> Option<Top> {
+        let levels = self.header.levels.len();
+        let root = levels.checked_sub(1)?;
+        // The lowest branch level of the cached run from the root down.
+        let mut lowest = None;
+        for level in (1..=root).rev() {
+            if !self.shapes[level].cached {
+                break;
+            }
+            lowest = Some(level);
+        }
+        let lowest = lowest?;
+        let mut builder = TopBuilder::new();
+        let mut next_child = 0u64;
+        self.flatten(root, 0, lowest, &mut builder, &mut next_child)?;
+        // The in-order walk met every page of the level below once, in order.
+        if next_child != self.shapes[lowest].pages_below || builder.len() as u64 + 1 != next_child {
+            return None;
+        }
+        Some(builder.finish(lowest - 1))
+    }
+
+    /// The in-order walk of [`Table::build_top`] below page `index` of `level` (at least
+    /// `lowest`): each key between two children, and at `lowest` the count of children, which
+    /// must follow on from `next_child`.
+    fn flatten(
+        &self,
+        level: usize,
+        index: u64,
+        lowest: usize,
+        builder: &mut TopBuilder,
+        next_child: &mut u64,
+    ) -> Option<()> {
+        let page = self.page(level, index).ok()?;
+        if level == lowest {
+            if page.first_child() != *next_child {
+                return None;
+            }
+            *next_child += page.count() as u64 + 1;
+            for slot in 0..page.count() {
+                builder.push(page.key(slot))?;
+            }
+            return Some(());
+        }
+        for slot in 0..=page.count() {
+            if let Some(separator) = slot.checked_sub(1) {
+                builder.push(page.key(separator))?;
+            }
+            self.flatten(
+                level - 1,
+                page.first_child() + slot as u64,
+                lowest,
+                builder,
+                next_child,
+            )?;
+        }
+        Some(())
     }
 
     /// `Shape::children_per_page` of a level (tests).

@@ -400,3 +400,81 @@ fn children_per_page_from_the_header_match_the_pages() {
         }
     }
 }
+
+/// The flattened cached levels (`top.rs`) send every lookup to the same leaf, and the same slot
+/// in it, as the walk through every page from the root: present keys, keys between them and past
+/// both ends, on tables whose cached part is the root alone, several levels of many pages, or
+/// every branch level, with keys spread evenly, keys whose first eight bytes tie (the search
+/// then compares them in full) and keys of every length (slotted pages).
+#[test]
+fn flattened_top_levels_locate_as_the_page_walk() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x70b);
+    let even: Vec<Vec<u8>> = (0..20_000u64)
+        .map(|i| {
+            let mut key = (i * 0x0000_d1b7_1758_e219).to_be_bytes().to_vec();
+            key.extend_from_slice(&[7; 16]);
+            key
+        })
+        .collect();
+    let tied: Vec<Vec<u8>> = (0..20_000u32)
+        .map(|i| {
+            let mut key = vec![0x42; 12];
+            key.extend_from_slice(&i.to_be_bytes());
+            key
+        })
+        .collect();
+    let mut mixed: Vec<Vec<u8>> = (0..20_000)
+        .map(|i| {
+            let len = rng.gen_range(0..40usize);
+            let shared = if i % 4 == 0 { len.min(9) } else { 0 };
+            (0..len)
+                .map(|at| if at < shared { 0x10 } else { rng.gen() })
+                .collect()
+        })
+        .collect();
+    mixed.sort();
+    mixed.dedup();
+    for (shape, keys) in [("even", even), ("tied", tied), ("mixed", mixed)] {
+        let data: Vec<_> = keys.iter().map(|k| (k.clone(), k.clone())).collect();
+        for page_size in [512, 4096] {
+            let options = Options {
+                page_size,
+                ..Options::default()
+            };
+            let (_dir, mut table) = build(&data, options);
+            let levels = table.levels().len();
+            for cached in [super::table::CACHED_LEVEL_BYTES_MAX, u64::MAX, 4 * 512, 0] {
+                table.set_cached_level_bytes_max(cached);
+                let top = table.top_shape();
+                if cached == 0 {
+                    assert_eq!(top, None, "{shape}: no level is cached");
+                } else if cached == u64::MAX && levels > 1 {
+                    assert_eq!(top.map(|(level, _)| level), Some(0), "{shape}: all cached");
+                }
+                let mut probes: Vec<Vec<u8>> = vec![Vec::new(), vec![0xff; 60], vec![0]];
+                for key in keys.iter().step_by(7) {
+                    probes.push(key.clone());
+                    probes.push([&key[..], &[0]].concat());
+                    if let Some((&last, rest)) = key.split_last() {
+                        probes.push([rest, &[last.wrapping_sub(1)]].concat());
+                        probes.push(rest.to_vec());
+                    }
+                }
+                for probe in &probes {
+                    for strict in [false, true] {
+                        let (leaf, page, slot) =
+                            table.locate(Probe::new(probe), strict).expect("locate");
+                        let (walked, walked_page, walked_slot) =
+                            table.walk(Probe::new(probe), strict).expect("walk");
+                        assert_eq!(
+                            (leaf, slot, page.count()),
+                            (walked, walked_slot, walked_page.count()),
+                            "{shape}, {page_size}-byte pages, cached {cached}, {probe:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
