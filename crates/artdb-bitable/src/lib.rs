@@ -27,10 +27,12 @@
 //!   out-of-bounds read. Not used: checking every page at open (that would make open O(file)).
 //! - The header is written last and has its own checksum, so an interrupted build cannot be
 //!   opened; durable builds sync before the table appears under its name ([`Durability`]).
-//! - Lookups borrow from the map: `get` allocates nothing, locks nothing, makes no system call.
+//! - Lookups borrow from the map: `get` allocates nothing, locks nothing, makes no system call
+//!   (but a table's first lookup, which builds the flattened cached levels once).
 //! - A descent enters each page below the root with a guess interpolated between the two
 //!   separators that chose it, prefetched with the page's header (one round of misses per page
-//!   where keys are spread evenly); levels small enough to stay cached get no prefetches; keys
+//!   where keys are spread evenly); levels small enough to stay cached get no prefetches, and
+//!   are passed in one search of their separators, flattened into an array at first use; keys
 //!   are compared by their first eight bytes as one integer first (`docs/bitable-format.md`,
 //!   Reading).
 //! - Not used: prefix compression or restart points inside pages (they cost a decode per probe;

@@ -13,7 +13,9 @@
 //!    one page per level: it is bounded by the level count (at most `LEVELS_MAX`).
 //!
 //! The hot path (`get`) does no allocation, takes no lock and makes no system call: one atomic
-//! load per page visited and a binary search in each.
+//! load per page visited and a search in each. The exception is a table's first lookup, which
+//! builds the flattened cached levels once (`top.rs`, `Table::init_top`; readers do not wait
+//! for one another's build).
 
 use crate::error::{corrupt, io, CorruptionKind, Error, Result};
 use crate::format::*;
@@ -476,7 +478,21 @@ impl Table {
     /// The flattened cached levels, built on first use (`top.rs`).
     #[inline(always)]
     fn top(&self) -> Option<&Top> {
-        self.top.get_or_init(|| self.build_top()).as_ref()
+        match self.top.get() {
+            Some(top) => top.as_ref(),
+            None => self.init_top(),
+        }
+    }
+
+    /// Builds the flattened cached levels and publishes them. Readers never wait for another
+    /// reader's build: threads that arrive before the first build is published build their own,
+    /// and all but the first published are dropped (a few hundred KiB at most, once per open
+    /// table); `OnceLock::set` holds its cell only to move the finished value in.
+    #[cold]
+    #[inline(never)]
+    fn init_top(&self) -> Option<&Top> {
+        let _ = self.top.set(self.build_top());
+        self.top.get().and_then(Option::as_ref)
     }
 
     /// The level the flattened cached levels name pages of, and how many separators they hold;

@@ -478,3 +478,36 @@ fn flattened_top_levels_locate_as_the_page_walk() {
         }
     }
 }
+
+/// Threads whose first lookups race to build the flattened cached levels (each may build its
+/// own; one is kept) all find every key, and the table keeps one array.
+#[test]
+fn first_lookups_on_many_threads_build_the_top_once_and_agree() {
+    let data: Vec<_> = (0..30_000u64)
+        .map(|i| {
+            (
+                (i * 0x9e37_79b9).to_be_bytes().to_vec(),
+                i.to_le_bytes().to_vec(),
+            )
+        })
+        .collect();
+    let options = Options {
+        page_size: 512,
+        ..Options::default()
+    };
+    let (_dir, table) = build(&data, options);
+    std::thread::scope(|scope| {
+        for thread in 0..4usize {
+            let (table, data) = (&table, &data);
+            scope.spawn(move || {
+                for (key, value) in data.iter().skip(thread).step_by(3) {
+                    assert_eq!(table.get(key).expect("get"), Some(&value[..]));
+                }
+            });
+        }
+    });
+    let (level, separators) = table.top_shape().expect("a cached branch level");
+    // About 1,000 leaves of 512 bytes (over `CACHED_LEVEL_BYTES_MAX`) under cached branch levels.
+    assert_eq!(level, 0, "the array names leaves");
+    assert!(separators > 0);
+}
