@@ -16,13 +16,9 @@ use artdb_bitable::{Builder, Durability, Table};
 
 const KEY_LEN: usize = 24;
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+#[path = "../../artdb-art/examples/common/splitmix.rs"]
+mod common;
+use common::splitmix;
 
 fn key(i: u64, n: u64) -> [u8; KEY_LEN] {
     let spread = u64::MAX / n.max(1);

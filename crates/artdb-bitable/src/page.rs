@@ -78,9 +78,7 @@ impl<'k> Probe<'k> {
             head: window_at(key, 0),
         }
     }
-}
 
-impl<'k> Probe<'k> {
     /// The key looked for.
     #[inline(always)]
     pub(crate) fn key(&self) -> &'k [u8] {

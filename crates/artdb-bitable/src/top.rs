@@ -41,12 +41,18 @@ pub(crate) struct Top {
     heads: Box<[Block]>,
     /// The first head of each block.
     summary: Box<[u64]>,
-    /// Separators.
-    len: usize,
     /// The separators' bytes, one after another.
     bytes: Box<[u8]>,
     /// End of separator `i` in `bytes` (its start is the previous end, or 0).
     ends: Box<[usize]>,
+}
+
+/// Separator `index` of `bytes`, where separator `i` ends at `ends[i]` and starts where the one
+/// before it ends (or at 0).
+#[inline(always)]
+fn separator<'s>(bytes: &'s [u8], ends: &[usize], index: usize) -> &'s [u8] {
+    let start = index.checked_sub(1).map_or(0, |before| ends[before]);
+    &bytes[start..ends[index]]
 }
 
 /// Collects a [`Top`] in key order.
@@ -87,8 +93,7 @@ impl TopBuilder {
     }
 
     fn key(&self, index: usize) -> &[u8] {
-        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
-        &self.bytes[start..self.ends[index]]
+        separator(&self.bytes, &self.ends, index)
     }
 
     /// The finished array, whose searches name pages of `level`.
@@ -107,7 +112,6 @@ impl TopBuilder {
             level,
             heads,
             summary,
-            len: self.heads.len(),
             bytes: self.bytes.into_boxed_slice(),
             ends: self.ends.into_boxed_slice(),
         }
@@ -115,11 +119,16 @@ impl TopBuilder {
 }
 
 impl Top {
-    /// Separator `index` (`index < self.heads.len()`).
+    /// Separators held.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Separator `index` (`index < self.len()`).
     #[inline(always)]
     fn key(&self, index: usize) -> &[u8] {
-        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
-        &self.bytes[start..self.ends[index]]
+        separator(&self.bytes, &self.ends, index)
     }
 
     /// The page of `self.level` that a descent for `probe` reaches, with the nearest separators
@@ -140,7 +149,7 @@ impl Top {
             in_block += usize::from(h <= head);
         }
         // Separators with a smaller head sort before the key, with a larger one after it.
-        let through = (block * BLOCK + in_block).min(self.len);
+        let through = (block * BLOCK + in_block).min(self.len());
         let mut index = through;
         // Those with the same head (usually none) are compared in full.
         if through > 0 && self.head(through - 1) == head {
@@ -170,7 +179,7 @@ impl Top {
         (index as u64, low, self.key_checked(index))
     }
 
-    /// Head `index` (`index < self.len`).
+    /// Head `index` (`index < self.len()`).
     #[inline(always)]
     fn head(&self, index: usize) -> u64 {
         self.heads[index / BLOCK].0[index % BLOCK]
@@ -179,12 +188,12 @@ impl Top {
     /// Separator `index`, if there is one.
     #[inline(always)]
     fn key_checked(&self, index: usize) -> Option<&[u8]> {
-        (index < self.len).then(|| self.key(index))
+        (index < self.len()).then(|| self.key(index))
     }
 
     /// Separators held (tests).
     #[cfg(test)]
     pub(crate) fn separators(&self) -> usize {
-        self.len
+        self.len()
     }
 }

@@ -13,13 +13,9 @@ use std::time::Instant;
 
 use artdb::{Db, Options};
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E3779B97F4A7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-    z ^ (z >> 31)
-}
+#[path = "../../artdb-art/examples/common/splitmix.rs"]
+mod common;
+use common::splitmix;
 
 /// A pass through the file's table (not inlined: `--toggle-collect=*file_pass*` counts it).
 #[inline(never)]

@@ -1,4 +1,5 @@
-//! The key stream of artdb-art's examples, shared with `#[path = "common/splitmix.rs"]`.
+//! The key stream of artdb-art's examples, shared with `#[path = "common/splitmix.rs"]` (and
+//! with the examples of artdb and artdb-bitable, through a path to this file).
 
 /// SplitMix64 of `x`: a well-spread 64-bit value per index (random keys that the examples can
 /// regenerate instead of storing).

@@ -482,7 +482,7 @@ fn flattened_top_levels_locate_as_the_page_walk() {
 /// Threads whose first lookups race to build the flattened cached levels (each may build its
 /// own; one is kept) all find every key, and the table keeps one array.
 #[test]
-fn first_lookups_on_many_threads_build_the_top_once_and_agree() {
+fn first_lookups_on_many_threads_race_to_build_the_top_and_agree() {
     let data: Vec<_> = (0..30_000u64)
         .map(|i| {
             (
