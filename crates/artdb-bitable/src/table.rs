@@ -501,7 +501,7 @@ impl Table {
     /// `None` where lookups walk every page (tests).
     #[cfg(test)]
     pub(crate) fn top_shape(&self) -> Option<(usize, usize)> {
-        self.top().map(|top| (top.level, top.separators()))
+        self.top().map(|top| (top.level, top.len()))
     }
 
     /// Builds [`Top`] from the cached branch levels (every page of them read and validated, at

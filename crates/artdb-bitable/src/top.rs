@@ -121,7 +121,7 @@ impl TopBuilder {
 impl Top {
     /// Separators held.
     #[inline(always)]
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
@@ -151,29 +151,13 @@ impl Top {
         // Separators with a smaller head sort before the key, with a larger one after it.
         let through = (block * BLOCK + in_block).min(self.len());
         let mut index = through;
-        // Those with the same head (usually none) are compared in full.
+        // Those with the same head (usually none) are compared in full: from the first of them
+        // (found by a binary search, since a table's keys may all share a head), the count of
+        // those `<= key`.
         if through > 0 && self.head(through - 1) == head {
             let key = probe.key();
-            // The first of them (a binary search: a table's keys may all share a head).
-            let (mut low, mut high) = (0, through - 1);
-            while low < high {
-                let middle = low + (high - low) / 2;
-                if self.head(middle) < head {
-                    low = middle + 1;
-                } else {
-                    high = middle;
-                }
-            }
-            let mut high = through;
-            while low < high {
-                let middle = low + (high - low) / 2;
-                if self.key(middle) <= key {
-                    low = middle + 1;
-                } else {
-                    high = middle;
-                }
-            }
-            index = low;
+            let first = partition(0, through - 1, |i| self.head(i) < head);
+            index = partition(first, through, |i| self.key(i) <= key);
         }
         let low = index.checked_sub(1).map(|before| self.key(before));
         (index as u64, low, self.key_checked(index))
@@ -190,10 +174,19 @@ impl Top {
     fn key_checked(&self, index: usize) -> Option<&[u8]> {
         (index < self.len()).then(|| self.key(index))
     }
+}
 
-    /// Separators held (tests).
-    #[cfg(test)]
-    pub(crate) fn separators(&self) -> usize {
-        self.len()
+/// The first index in `low..high` for which `before` is false, where `before` holds for a prefix
+/// of that range (a binary search).
+#[inline(always)]
+fn partition(mut low: usize, mut high: usize, before: impl Fn(usize) -> bool) -> usize {
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if before(middle) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
     }
+    low
 }
