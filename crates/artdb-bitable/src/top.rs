@@ -57,7 +57,6 @@ fn separator<'s>(bytes: &'s [u8], ends: &[usize], index: usize) -> &'s [u8] {
 
 /// Collects a [`Top`] in key order.
 pub(crate) struct TopBuilder {
-    heads: Vec<u64>,
     bytes: Vec<u8>,
     ends: Vec<usize>,
 }
@@ -66,7 +65,6 @@ impl TopBuilder {
     /// An empty builder.
     pub(crate) fn new() -> TopBuilder {
         TopBuilder {
-            heads: Vec::new(),
             bytes: Vec::new(),
             ends: Vec::new(),
         }
@@ -81,15 +79,9 @@ impl TopBuilder {
                 return None;
             }
         }
-        self.heads.push(head_of(key));
         self.bytes.extend_from_slice(key);
         self.ends.push(self.bytes.len());
         Some(())
-    }
-
-    /// Separators pushed so far.
-    pub(crate) fn len(&self) -> usize {
-        self.ends.len()
     }
 
     fn key(&self, index: usize) -> &[u8] {
@@ -98,13 +90,15 @@ impl TopBuilder {
 
     /// The finished array, whose searches name pages of `level`.
     pub(crate) fn finish(self, level: usize) -> Top {
-        let heads: Box<[Block]> = self
-            .heads
-            .chunks(BLOCK)
-            .map(|chunk| {
-                let mut block = Block([u64::MAX; BLOCK]);
-                block.0[..chunk.len()].copy_from_slice(chunk);
-                block
+        let len = self.ends.len();
+        let heads: Box<[Block]> = (0..len.div_ceil(BLOCK))
+            .map(|block| {
+                let first = block * BLOCK;
+                let mut heads = [u64::MAX; BLOCK];
+                for (at, head) in heads.iter_mut().enumerate().take(len - first) {
+                    *head = head_of(self.key(first + at));
+                }
+                Block(heads)
             })
             .collect();
         let summary = heads.iter().map(|block| block.0[0]).collect();
