@@ -90,6 +90,13 @@ fn main() {
         .and_then(|s| s.strip_prefix("narrow"))
         .and_then(|b| b.parse().ok())
         .unwrap_or(if narrow { 2 } else { 0 });
+    // `spacedS`: every S-th integer from 0 (`spaced2`: 128 one-byte suffixes in each run of
+    // 256, so ordinary packs of one-byte suffixes where `dense` makes dense packs).
+    let spacing: u64 = args
+        .get(3)
+        .and_then(|s| s.strip_prefix("spaced"))
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(1);
     let value_len: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(8);
     let lookups: usize = args
         .get(5)
@@ -98,6 +105,8 @@ fn main() {
     let key = |i: u64| {
         if dense {
             i.to_be_bytes()
+        } else if spacing > 1 {
+            (i * spacing).to_be_bytes()
         } else if clear_bits > 0 {
             (splitmix(i) >> clear_bits).to_be_bytes()
         } else {
@@ -121,6 +130,8 @@ fn main() {
             .map(|i| {
                 if dense {
                     (n + i).to_be_bytes()
+                } else if spacing > 1 {
+                    (i * spacing + 1).to_be_bytes()
                 } else if clear_bits > 0 {
                     (splitmix(i ^ 0x5555_0000_0000) >> clear_bits).to_be_bytes()
                 } else {

@@ -693,7 +693,11 @@ pub(crate) fn prefetch_for(bits: u64, key: &[u8], depth: usize) {
 /// [`prefetch_for`] for a group walk that searches a pack's fence in one round and compares its
 /// record in the next (prefetching the record's exact lines in between): a hinted pack's record
 /// lines are left out, since 16 lookups with 6 prefetches each would queue behind the core's
-/// miss buffers (measured: `get_many` 10% slower with them).
+/// miss buffers (measured: `get_many` 10% slower with them). So is everything but the header
+/// line of a plain leaf word with one key byte left: that is a leaf or a pack of one-byte
+/// suffixes, in a tree of dense keys a dense pack, whose value's line the next round places
+/// from the header's value width (the three lines after the header hold the key's value for
+/// 1 key byte in 7 when values are 7 bytes wide).
 #[inline(always)]
 pub(crate) fn prefetch_for_split(bits: u64, key: &[u8], depth: usize) {
     prefetch_lines(bits, key, depth, false);
@@ -742,9 +746,11 @@ fn prefetch_lines(bits: u64, key: &[u8], depth: usize, records: bool) {
             }
             _ => {
                 crate::raw::prefetch(address);
-                crate::raw::prefetch(address + 64);
-                crate::raw::prefetch(address + 128);
-                crate::raw::prefetch(address + 192);
+                if records || key.len() != depth + 1 {
+                    crate::raw::prefetch(address + 64);
+                    crate::raw::prefetch(address + 128);
+                    crate::raw::prefetch(address + 192);
+                }
             }
         },
         _ => {}

@@ -14,9 +14,10 @@
 //! continues with no persisted parent.
 
 use crate::node::{
-    self, probe, probe_dense, probe_fence, probe_hinted, probe_records, Header, Layout, LeafRef,
-    Node16, Node256, Node4, Node48, Probe, HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256,
-    KIND_NODE4, KIND_NODE48, PREFIX_INLINE_LEN_MAX,
+    self, probe, probe_dense, probe_fence, probe_hinted, probe_hinted_fence, probe_hinted_records,
+    probe_records, Header, HintedRun, Layout, LeafRef, Node16, Node256, Node4, Node48, Probe,
+    HEADER_LEN, KIND_DENSE, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48,
+    PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
 use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
@@ -85,6 +86,9 @@ pub(crate) enum Step<'a> {
     /// A heap pack (its image and the layout its header gave) whose fence search is done:
     /// compare its records next.
     Pack(&'a [u8], Layout, Probe),
+    /// A hinted heap pack whose fence search, from the word's hint, is done: compare the run's
+    /// records next.
+    Hinted(HintedRun<'a>),
     /// The general path must continue here.
     Slow(&'a [u8; 8], usize),
 }
@@ -156,24 +160,36 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         }
         TAG_HEAP_PACK_HINTED => {
             let address = word::hinted_pack_address(bits);
-            if !SPLIT_PACKS {
-                // SAFETY: a hinted word names a live pack image of this version, not written or
-                // freed during 'a (caller), and every pack has at least its 16-byte header.
-                let head = unsafe { raw::image::<'a>(address, 8) };
-                let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
-                // The pack's layout from its word: see `probe_hinted`.
-                let (capacity, stride, full) = word::pack_hint_fields(bits);
-                let count_guess = word::pack_count_guess(capacity, full);
-                let key_width = key.len().wrapping_sub(depth);
-                if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
-                    // SAFETY: as above; this live pack's header agrees with the hint, which
-                    // makes `len` its length.
-                    let image = unsafe { raw::image::<'a>(address, len) };
-                    if let Some(value) =
-                        probe_hinted(image, header, capacity, stride, count_guess, key, depth)
-                    {
-                        return Step::Done(value);
+            // SAFETY: a hinted word names a live pack image of this version, not written or
+            // freed during 'a (caller), and every pack has at least its 16-byte header.
+            let head = unsafe { raw::image::<'a>(address, 8) };
+            let header = u64::from_le_bytes(head.try_into().unwrap_or_default());
+            // The pack's layout from its word: see `probe_hinted`.
+            let (capacity, stride, full) = word::pack_hint_fields(bits);
+            let count_guess = word::pack_count_guess(capacity, full);
+            let key_width = key.len().wrapping_sub(depth);
+            if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
+                // SAFETY: as above; this live pack's header agrees with the hint, which makes
+                // `len` its length.
+                let image = unsafe { raw::image::<'a>(address, len) };
+                if SPLIT_PACKS {
+                    match probe_hinted_fence(
+                        image,
+                        header,
+                        capacity,
+                        stride,
+                        count_guess,
+                        key,
+                        depth,
+                    ) {
+                        Some(Some(run)) => return Step::Hinted(run),
+                        Some(None) => return Step::Done(None),
+                        None => {}
                     }
+                } else if let Some(value) =
+                    probe_hinted(image, header, capacity, stride, count_guess, key, depth)
+                {
+                    return Step::Done(value);
                 }
             }
             // SAFETY: a hinted word names a live pack image of this version, not written or
@@ -259,19 +275,28 @@ pub(crate) unsafe fn get<'a>(root: &'a [u8; 8], key: &[u8]) -> Fast<'a> {
             Step::Pack(image, layout, probe) => {
                 return Fast::Done(probe_records(image, &layout, key, probe));
             }
+            Step::Hinted(run) => return Fast::Done(probe_hinted_records(run, key)),
             Step::Slow(slot, depth) => return Fast::Slow(slot, depth),
         }
     }
 }
 
-/// Looks up `keys` (at most [`GET_MANY_GROUP_LEN`]) together, one level of every lookup per
-/// round, prefetching what each lookup reads next, so that the cache misses of different keys
-/// overlap instead of following one another. The walk rounds take the lookups still in inner
-/// nodes (a list of their indices, compacted each round); a lookup that reaches a pack has its
-/// fence searched in that round (header and fence lines, prefetched together one round
-/// earlier) and its record lines prefetched, and all record compares run after the last walk
-/// round, when those lines had the longest time to arrive. `out[i]` receives `keys[i]`'s
-/// outcome; a `Fast::Slow` is for the general path to finish.
+/// Inner levels a lookup of a group walk passes in its first round (later rounds: one each):
+/// the root and the level below it, the nodes that every key of a large tree shares (10M
+/// random 8-byte keys: a Node256 and 256 Node256s, 520 KiB, then the packs).
+const GROUP_FIRST_ROUND_LEVELS: usize = 2;
+
+/// Looks up `keys` (at most [`GET_MANY_GROUP_LEN`]) together, prefetching what each lookup
+/// reads next, so that the cache misses of different keys overlap instead of following one
+/// another. The first round takes each lookup through up to [`GROUP_FIRST_ROUND_LEVELS`] inner
+/// nodes in one go (the top of a tree, in cache for every key of a large one) and stops it at
+/// the first word past them, whose lines it prefetches; each later round advances every lookup
+/// still in inner nodes by one level (a list of their indices, compacted each round). A lookup
+/// that reaches a pack has its fence searched in the round after its prefetch (from the word's
+/// hint when it has one, else from the header) and its record lines prefetched; a dense pack's
+/// value is found in that round and its line prefetched. All record compares run after the
+/// last walk round, when those lines had the longest time to arrive. `out[i]` receives
+/// `keys[i]`'s outcome; a `Fast::Slow` is for the general path to finish.
 ///
 /// # Safety
 /// As for [`get`].
@@ -285,19 +310,41 @@ pub(crate) unsafe fn get_group<'a>(root: &'a [u8; 8], keys: &[&[u8]], out: &mut 
         *index = i;
     }
     let mut walking_len = len;
-    // Lookups whose fence search is done: their key index, pack address and probe.
-    let mut at_pack: [Option<(&'a [u8], Layout, Probe)>; GET_MANY_GROUP_LEN] =
-        [None; GET_MANY_GROUP_LEN];
+    // Lookups whose fence search is done: what their record compare needs.
+    let mut at_pack = [AtPack::None; GET_MANY_GROUP_LEN];
+    // The first round takes each lookup through the top levels in one go: they are the same
+    // few nodes for every key of a large tree, so they are in cache, and a round each would only
+    // add the group's bookkeeping.
+    let mut levels = GROUP_FIRST_ROUND_LEVELS;
     while walking_len > 0 {
         let mut still = 0usize;
         for w in 0..walking_len {
             // `i < len`, which bounds every array here.
             let i = walking[w];
             let key = keys[i];
-            // SAFETY: a slot of this version (caller).
-            match unsafe { step::<true>(slots[i], depths[i], key) } {
+            let mut slot = slots[i];
+            let mut depth = depths[i];
+            let mut left = levels;
+            let step = loop {
+                // SAFETY: a slot of this version (caller): the group's start or a child slot a
+                // step of this version returned.
+                match unsafe { step::<true>(slot, depth, key) } {
+                    Step::Descend(child, next) => {
+                        left -= 1;
+                        let bits = word::load(child);
+                        if left > 0 && bits & TAG_MASK == TAG_HEAP_NODE && bits != 0 {
+                            slot = child;
+                            depth = next;
+                            continue;
+                        }
+                        prefetch_for_split(bits, key, next);
+                        break Step::Descend(child, next);
+                    }
+                    other => break other,
+                }
+            };
+            match step {
                 Step::Descend(child, next) => {
-                    prefetch_for_split(word::load(child), key, next);
                     slots[i] = child;
                     depths[i] = next;
                     walking[still] = i;
@@ -307,19 +354,40 @@ pub(crate) unsafe fn get_group<'a>(root: &'a [u8; 8], keys: &[&[u8]], out: &mut 
                     let address = image.as_ptr() as usize;
                     raw::prefetch(address + probe.record_at);
                     raw::prefetch(address + probe.record_at + 63);
-                    at_pack[i] = Some((image, layout, probe));
+                    at_pack[i] = AtPack::General(image, layout, probe);
+                }
+                Step::Hinted(run) => {
+                    raw::prefetch(run.address());
+                    raw::prefetch(run.address() + 63);
+                    at_pack[i] = AtPack::Hinted(run);
                 }
                 Step::Done(value) => out[i] = Fast::Done(value),
                 Step::Slow(slot, depth) => out[i] = Fast::Slow(slot, depth),
             }
         }
         walking_len = still;
+        levels = 1;
     }
     for (i, pack) in at_pack.iter().enumerate().take(len) {
-        if let Some((image, layout, probe)) = pack {
-            out[i] = Fast::Done(probe_records(image, layout, keys[i], *probe));
+        match *pack {
+            AtPack::None => {}
+            AtPack::General(image, layout, probe) => {
+                out[i] = Fast::Done(probe_records(image, &layout, keys[i], probe));
+            }
+            AtPack::Hinted(run) => out[i] = Fast::Done(probe_hinted_records(run, keys[i])),
         }
     }
+}
+
+/// A group walk's lookup whose fence search is done, waiting for its record compare.
+#[derive(Clone, Copy)]
+enum AtPack<'a> {
+    /// Not at a pack (still walking, or finished).
+    None,
+    /// A pack searched by the general fence step: its image, layout and probe.
+    General(&'a [u8], Layout, Probe),
+    /// A hinted pack searched from its word's hint.
+    Hinted(HintedRun<'a>),
 }
 
 const _: () = assert!(HEADER_LEN == core::mem::size_of::<Header>());

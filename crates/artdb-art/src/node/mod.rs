@@ -58,8 +58,9 @@ pub(crate) use node48::Node48;
 pub(crate) use pack::{
     alloc_pack, alloc_pack_spare, dense_get, dense_image_len, fill_dense_image, fits as fits_pack,
     heap_pack_find, hinted_pack_len, is_pack_image, pack_fence_checked, pack_get_checked, probe,
-    probe_dense, probe_fence, probe_hinted, probe_records, CheckedPack, Layout, PackMut, PackRef,
-    PackWriter, Probe, DENSE_ENTRIES, DENSE_HEADER_FIXED, PACK_HEADER_LEN,
+    probe_dense, probe_fence, probe_hinted, probe_hinted_fence, probe_hinted_records,
+    probe_records, CheckedPack, HintedRun, Layout, PackMut, PackRef, PackWriter, Probe,
+    DENSE_ENTRIES, DENSE_HEADER_FIXED, PACK_HEADER_LEN,
 };
 pub use pack::{
     pack_capacity_max, pack_capacity_max_for, PACK_AREA_LEN_MAX, PACK_ENTRIES_MAX,

@@ -1003,6 +1003,37 @@ pub(crate) fn probe_hinted<'a>(
     key: &[u8],
     depth: usize,
 ) -> Option<Option<&'a [u8]>> {
+    let Some((below, run, width)) =
+        hinted_fence_run(image, header, capacity, count_guess, key, depth)?
+    else {
+        return Some(None);
+    };
+    let first_at = PACK_HEADER_LEN + capacity + below * stride;
+    // Every record read here starts at most `(run - 1) * stride` bytes into `records` and
+    // reads 8 bytes, so this one check bounds them all.
+    let records = image.get(first_at..first_at + (run - 1) * stride + 8)?;
+    let Some(place) = run_place(records, run, stride, width, key) else {
+        return Some(None);
+    };
+    let at = first_at + place * stride + width;
+    // In bounds (`place` is inside the run, the run inside the count); a value that were not
+    // would go to the general probe, never be answered as absent.
+    Some(Some(image.get(at..at + stride - width)?))
+}
+
+/// The fence step that [`probe_hinted`] and [`probe_hinted_fence`] share: the key's run in the
+/// window the hint places, as `(first index, length, record key width)`. `Some(None)`: the run
+/// is empty (the key is absent); `None`: the general probe's cases (the window missed an edge,
+/// a run longer than [`RUN_BRANCH_FREE_MAX`], a record key width outside 1..=8).
+#[inline(always)]
+fn hinted_fence_run(
+    image: &[u8],
+    header: u64,
+    capacity: usize,
+    count_guess: usize,
+    key: &[u8],
+    depth: usize,
+) -> Option<Option<(usize, usize, usize)>> {
     let rest = key.get(depth..)?;
     let width = rest.len().checked_sub(1)?;
     let first = *rest.first()?;
@@ -1021,17 +1052,22 @@ pub(crate) fn probe_hinted<'a>(
     if run > RUN_BRANCH_FREE_MAX || width == 0 || width > 8 {
         return None;
     }
-    let first_at = PACK_HEADER_LEN + capacity + below * stride;
+    Some(Some((below, run, width)))
+}
+
+/// The place of `key` among the records of a run (`run` records, 1..=[`RUN_BRANCH_FREE_MAX`], `stride` bytes apart,
+/// from the start of `records`, which holds at least 8 bytes from each), compared as
+/// big-endian words of their first `width` (1..=8) bytes without branches; `None`: absent.
+#[inline(always)]
+fn run_place(records: &[u8], run: usize, stride: usize, width: usize, key: &[u8]) -> Option<usize> {
     let span = run - 1;
-    // Every record read here starts at most `span * stride` bytes into `records` and reads 8
-    // bytes, so this one check bounds them all.
-    let records = image.get(first_at..first_at + span * stride + 8)?;
     let shift = 64 - 8 * width;
     let record = |k: usize| -> u64 {
         let at = k.min(span) * stride;
         debug_assert!(at + 8 <= records.len());
-        // SAFETY: `at <= span * stride` and `records` is `span * stride + 8` bytes long, so the
-        // 8 bytes at `at` are inside it; `read_unaligned` needs no alignment.
+        // SAFETY: `at <= span * stride` and `records` holds at least 8 bytes from each of the
+        // run's records (caller), so the 8 bytes at `at` are inside it; `read_unaligned` needs
+        // no alignment.
         let bytes = unsafe { records.as_ptr().add(at).cast::<[u8; 8]>().read_unaligned() };
         u64::from_be_bytes(bytes) >> shift
     };
@@ -1039,18 +1075,77 @@ pub(crate) fn probe_hinted<'a>(
     // checked by `hinted_pack_len`), one load when the key has 8 bytes.
     let wanted = tail_be(key, width);
     // The run is sorted: the key's place in it is the number of its records below the key
-    // (the loads past the run read its last record again, masked off by `k + 1 < run`).
+    // (the loads past the run read its last record again, masked off by `k + 1 < span + 1`).
     let mut place = 0usize;
     for k in 0..RUN_BRANCH_FREE_MAX - 1 {
         place += usize::from(k + 1 < run) & usize::from(record(k) < wanted);
     }
-    if record(place) != wanted {
-        return Some(None);
+    (record(place) == wanted).then_some(place)
+}
+
+/// The run of records that [`probe_hinted_fence`] found for a key: the records a lookup
+/// compares next ([`probe_hinted_records`]).
+#[derive(Clone, Copy)]
+pub(crate) struct HintedRun<'a> {
+    /// The image from the run's first record to the end of its last, and at least 8 bytes
+    /// from each record's start (the compare's loads).
+    records: &'a [u8],
+    /// Records in the run (1..=[`RUN_BRANCH_FREE_MAX`]).
+    run: usize,
+    /// Bytes from one record to the next.
+    stride: usize,
+    /// Key bytes of a record after its fence byte (1..=8).
+    width: usize,
+}
+
+impl HintedRun<'_> {
+    /// Where the run's first record starts in memory (for a prefetch).
+    #[inline(always)]
+    pub(crate) fn address(&self) -> usize {
+        self.records.as_ptr() as usize
     }
-    let at = first_at + place * stride + width;
-    // In bounds (`place` is inside the run, the run inside the count); a value that were not
-    // would go to the general probe, never be answered as absent.
-    Some(Some(image.get(at..at + stride - width)?))
+}
+
+/// The first step of [`probe_hinted`] (same arguments and preconditions), for a group walk
+/// that prefetches the record before comparing it: `Some(None)`: the key is absent (its run is
+/// empty); `Some(Some(run))`: compare the run's records next ([`probe_hinted_records`]; every
+/// bound of that compare is checked here); `None`: the caller takes the general probe.
+#[inline(always)]
+pub(crate) fn probe_hinted_fence<'a>(
+    image: &'a [u8],
+    header: u64,
+    capacity: usize,
+    stride: usize,
+    count_guess: usize,
+    key: &[u8],
+    depth: usize,
+) -> Option<Option<HintedRun<'a>>> {
+    let Some((below, run, width)) =
+        hinted_fence_run(image, header, capacity, count_guess, key, depth)?
+    else {
+        return Some(None);
+    };
+    let first_at = PACK_HEADER_LEN + capacity + below * stride;
+    // Every record the compare reads starts at most `(run - 1) * stride` bytes into `records`
+    // and reads 8 bytes, and the value ends a record, so this one check bounds them all.
+    let records = image.get(first_at..first_at + (run - 1) * stride + stride.max(8))?;
+    Some(Some(HintedRun {
+        records,
+        run,
+        stride,
+        width,
+    }))
+}
+
+/// The second step of [`probe_hinted`]: the value of `key` among `run`'s records (`None`:
+/// absent).
+#[inline(always)]
+pub(crate) fn probe_hinted_records<'a>(run: HintedRun<'a>, key: &[u8]) -> Option<&'a [u8]> {
+    let place = run_place(run.records, run.run, run.stride, run.width, key)?;
+    let at = place * run.stride + run.width;
+    // In bounds: `place` is inside the run, and `records` holds the run's last record whole
+    // (`probe_hinted_fence`); the record's value is its bytes after the key part.
+    run.records.get(at..at + run.stride.wrapping_sub(run.width))
 }
 
 /// A heap dense pack lookup: the prefix compared, then one load at `base + b * value_width`
@@ -1956,6 +2051,20 @@ mod tests {
                             answered += usize::from(guess == guessed && !clustered);
                         }
                         None => handed_on += usize::from(guess == guessed && !clustered),
+                    }
+                    // The group walk's two steps answer as the whole probe, and hand on the
+                    // same lookups (their record bound is wider, never narrower).
+                    match probe_hinted_fence(image, header, capacity, stride, guess, &key, depth) {
+                        Some(Some(run)) => {
+                            assert!(run.address() >= image.as_ptr() as usize);
+                            assert_eq!(
+                                probe_hinted_records(run, &key),
+                                expected,
+                                "round {round}, key {key:?}, two steps"
+                            );
+                        }
+                        Some(None) => assert_eq!(expected, None, "round {round}, key {key:?}"),
+                        None => {}
                     }
                 }
             }
