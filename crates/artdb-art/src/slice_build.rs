@@ -30,7 +30,9 @@
 //! once), where keys are 4-byte block numbers and values at most 7 bytes.
 
 use crate::cursor::common_prefix_len;
-use crate::node::{self, alloc_pack_spare, build_inner, fits_pack, EntryList, Shape};
+use crate::node::{
+    self, alloc_pack_spare, build_inner, build_node256, fits_pack, EntryList, Shape, KIND_NODE256,
+};
 use crate::read::check_key;
 use crate::tree::{check_value, value_word, Tree};
 use crate::{pack_capacity_max, Error, INLINE_VALUE_LEN_MAX};
@@ -94,6 +96,30 @@ trait Input {
     fn end_word(&self, index: usize) -> u64 {
         value_word(&[], self.value(index))
     }
+    /// Whether the values of `lo..hi` (non-empty) all have one length.
+    #[inline]
+    fn same_value_lens(&self, lo: usize, hi: usize) -> bool {
+        let len = self.value(lo).len();
+        (lo..hi).all(|index| self.value(index).len() == len)
+    }
+    /// The inner node of `lo..hi` (at most 256 pairs whose keys end one byte after `end`, the
+    /// byte they differ at): the last level of a build, each pair's end word under its last key
+    /// byte.
+    fn last_level(
+        &self,
+        lo: usize,
+        hi: usize,
+        end: usize,
+        shape: &Shape<'_>,
+        scratch: &mut Scratch,
+    ) -> u64 {
+        let entries = &mut scratch.entries;
+        entries.clear();
+        for index in lo..hi {
+            entries.push(self.key(index)[end], self.end_word(index));
+        }
+        build_inner(node::kind_for(hi - lo), shape, entries)
+    }
 }
 
 /// The general input: any sorted slice of byte-string pairs.
@@ -131,11 +157,17 @@ impl<'a, const N: usize> Fixed<'a, N> {
     }
 }
 
-/// The length of a fixed-width value (at most 7 once validated).
+/// The length of a fixed-width value (at most 7 once validated, and never above 7: the mask is
+/// one instruction where a `min` was two, and the same on validated input).
 #[inline]
 fn fixed_len(value: &[u8; 8]) -> usize {
-    usize::from(value[FIXED_VALUE_LEN_AT]).min(INLINE_VALUE_LEN_MAX)
+    usize::from(value[FIXED_VALUE_LEN_AT]) & INLINE_VALUE_LEN_MAX
 }
+
+const _: () = assert!(
+    INLINE_VALUE_LEN_MAX == 7,
+    "fixed_len masks with INLINE_VALUE_LEN_MAX"
+);
 
 impl<const N: usize> Input for Fixed<'_, N> {
     const UNIFORM_KEYS: bool = true;
@@ -165,6 +197,49 @@ impl<const N: usize> Input for Fixed<'_, N> {
             "inline word layout"
         );
         word
+    }
+
+    #[inline]
+    fn same_value_lens(&self, lo: usize, hi: usize) -> bool {
+        // The length bytes compared raw (validated: at most 7), no slice made per pair.
+        let range = &self.pairs[lo..hi];
+        let len = range
+            .first()
+            .map_or(0, |(_, value)| value[FIXED_VALUE_LEN_AT]);
+        range
+            .iter()
+            .all(|(_, value)| value[FIXED_VALUE_LEN_AT] == len)
+    }
+
+    /// A Node256 (more than 48 pairs: W4's random pattern fills 243 of 256 on average) is
+    /// written in place, each end word stored once under its key byte; smaller kinds go through
+    /// the entry list as in the general input. (Tried in issue 13's session 7 through the
+    /// generic `add` of each node kind: slower, the fill was not inlined; a Node256's fill is a
+    /// store per pair.)
+    fn last_level(
+        &self,
+        lo: usize,
+        hi: usize,
+        end: usize,
+        shape: &Shape<'_>,
+        scratch: &mut Scratch,
+    ) -> u64 {
+        let count = hi - lo;
+        if node::kind_for(count) != KIND_NODE256 {
+            let entries = &mut scratch.entries;
+            entries.clear();
+            for index in lo..hi {
+                entries.push(self.key(index)[end], self.end_word(index));
+            }
+            return build_inner(node::kind_for(count), shape, entries);
+        }
+        build_node256(shape, |slots| {
+            for index in lo..hi {
+                let byte = self.pairs[index].0.get(end).copied().unwrap_or(0);
+                slots[usize::from(byte)] = self.end_word(index).to_le_bytes();
+            }
+            count
+        })
     }
 }
 
@@ -242,6 +317,9 @@ fn order(ordering: std::cmp::Ordering, index: usize) -> Result<(), Error> {
 /// when they fit 8 bytes (the same order as the bytes'), else as byte strings.
 fn validate_fixed<const N: usize>(pairs: &[([u8; N], [u8; 8])]) -> Result<(), Error> {
     check_key(&[0u8; N])?;
+    if N <= 8 && fixed_pairs_valid(pairs) {
+        return Ok(());
+    }
     let mut previous: Option<u64> = None;
     for (index, (key, value)) in pairs.iter().enumerate() {
         let len = usize::from(value[FIXED_VALUE_LEN_AT]);
@@ -266,6 +344,25 @@ fn validate_fixed<const N: usize>(pairs: &[([u8; N], [u8; 8])]) -> Result<(), Er
         previous = Some(current);
     }
     Ok(())
+}
+
+/// Whether fixed-width pairs with keys of at most 8 bytes ascend strictly with no length byte
+/// above 7: one pass that folds each pair's two checks into a flag, with no branch per pair
+/// (the pass that names the failing pair runs only when this says no).
+#[inline]
+fn fixed_pairs_valid<const N: usize>(pairs: &[([u8; N], [u8; 8])]) -> bool {
+    let Some(((first, first_value), rest)) = pairs.split_first() else {
+        return true;
+    };
+    let max_len = INLINE_VALUE_LEN_MAX as u8;
+    let mut valid = first_value[FIXED_VALUE_LEN_AT] <= max_len;
+    let mut previous = key_int(first);
+    for (key, value) in rest {
+        let current = key_int(key);
+        valid &= (current > previous) & (value[FIXED_VALUE_LEN_AT] <= max_len);
+        previous = current;
+    }
+    valid
 }
 
 /// A key of at most 8 bytes as a big-endian integer, left-aligned (byte order is integer order).
@@ -421,7 +518,7 @@ fn small_range<I: Input>(
     if !I::UNIFORM_KEYS && !(lo..hi).all(|index| input.key(index).len() == key_len) {
         return None;
     }
-    let same_values = (lo..hi).all(|index| input.value(index).len() == value_len);
+    let same_values = input.same_value_lens(lo, hi);
     if same_values
         && fits_pack(key_len - end, value_len)
         && count <= pack_capacity_max(key_len - end - 1 + value_len)
@@ -431,18 +528,13 @@ fn small_range<I: Input>(
     if key_len != end + 1 {
         return None;
     }
-    let entries = &mut scratch.entries;
-    entries.clear();
-    for index in lo..hi {
-        entries.push(input.key(index)[end], input.end_word(index));
-    }
     let shape = Shape {
         prefix: &first[depth..end],
         depth,
         version: SLICE_BUILD_VERSION,
         value: 0,
     };
-    Some(build_inner(node::kind_for(count), &shape, entries))
+    Some(input.last_level(lo, hi, end, &shape, scratch))
 }
 
 /// One leaf pack at `depth` of the range `lo..hi`, whose keys share `end` bytes and whose keys
@@ -676,6 +768,46 @@ mod tests {
         ));
         let empty: [([u8; 4], [u8; 8]); 0] = [];
         assert!(Tree::bulk_build_fixed(&empty).unwrap().is_empty());
+    }
+
+    /// Last-level groups of every size around the Node48/Node256 edge (1, 48, 49, 200, 256 keys
+    /// of one 256-key group), with values of mixed lengths (inner nodes, the Node256s filled in
+    /// place) and of one length (packs): the fixed build holds the same pairs as the general
+    /// one and has the same shape, node for node (`stats`).
+    #[test]
+    fn fixed_last_levels_of_every_size_match_the_slice_build() {
+        let value = |len: usize, seed: u32| {
+            let mut bytes = (seed.wrapping_mul(0x9E37_79B9) as u64 | 1).to_le_bytes();
+            bytes[FIXED_VALUE_LEN_AT] = len as u8;
+            bytes
+        };
+        let mut pairs: Vec<([u8; 4], [u8; 8])> = Vec::new();
+        for group in 0..40u32 {
+            let kept = [1u32, 48, 49, 200, 256][group as usize % 5];
+            let mixed = group % 10 < 5;
+            for low in 0..256u32 {
+                // `kept` of the 256 keys, spread over the group.
+                if (low * 97 % 256) >= kept {
+                    continue;
+                }
+                let block = group << 8 | low;
+                let len = if mixed {
+                    [2, 4, 6, 7][block as usize % 4]
+                } else {
+                    2
+                };
+                pairs.push((block.to_be_bytes(), value(len, block)));
+            }
+        }
+        let general: Vec<(Vec<u8>, Vec<u8>)> = pairs
+            .iter()
+            .map(|(key, value)| (key.to_vec(), value[..fixed_len(value)].to_vec()))
+            .collect();
+        let fixed = Tree::bulk_build_fixed(&pairs).unwrap();
+        let slice = Tree::bulk_build_slice(&general).unwrap();
+        assert!(fixed.stats().node256 >= 8, "{:?}", fixed.stats());
+        assert_eq!(fixed.stats(), slice.stats());
+        check_fixed(&pairs).unwrap();
     }
 
     #[test]

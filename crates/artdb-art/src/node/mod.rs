@@ -609,6 +609,26 @@ pub(crate) fn build_inner_in(
     crate::word::heap_node(address)
 }
 
+/// A heap Node256 of `shape` whose children `fill` writes by byte into its zeroed slot array,
+/// returning how many it wrote (at least `NODE48_CAPACITY + 1`, so that Node256 is the kind
+/// [`kind_for`] gives). The last level of a bulk build that knows each child's byte and word
+/// sets it with one store, where [`build_inner`] passes it through an [`EntryList`] and an
+/// `add` per child.
+pub(crate) fn build_node256(
+    shape: &Shape<'_>,
+    fill: impl FnOnce(&mut [[u8; 8]; NODE256_CAPACITY]) -> usize,
+) -> u64 {
+    let len = inner_len(KIND_NODE256, shape.prefix.len());
+    let address = raw::alloc_image_in(len, crate::arena::Group::General);
+    // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
+    let bytes = unsafe { raw::image_mut(address, len) };
+    fill_inner(bytes, KIND_NODE256, shape, core::iter::empty());
+    if let Some(node) = raw::view_mut::<Node256>(bytes) {
+        node.fill_with(fill);
+    }
+    crate::word::heap_node(address)
+}
+
 /// Length of the image of an inner node of `kind` (one of ours) with a prefix of `prefix_len`.
 pub(crate) fn inner_len(kind: u8, prefix_len: usize) -> usize {
     body_len(kind).unwrap_or(core::mem::size_of::<Node256>()) + prefix_tail_len(prefix_len)

@@ -53,6 +53,15 @@ impl Node256 {
         self.header.set_count(self.header.count() + 1);
     }
 
+    /// Lets `fill` write the children of a node being built straight into its slot array (zeroed:
+    /// a slot it leaves alone is absent) and sets the count it returns: one store a child, where
+    /// [`Node256::add`] also rewrites the count each time (`node::build_node256`).
+    pub fn fill_with(&mut self, fill: impl FnOnce(&mut [[u8; 8]; NODE256_CAPACITY]) -> usize) {
+        let count = fill(&mut self.children);
+        debug_assert_eq!(count, self.used(), "the count is the children written");
+        self.header.set_count(count);
+    }
+
     pub fn remove(&mut self, byte: u8) -> u64 {
         let word = u64::from_le_bytes(self.children[byte as usize]);
         if word != 0 {
