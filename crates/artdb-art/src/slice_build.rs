@@ -146,6 +146,9 @@ struct Fixed<'a, const N: usize> {
     /// The inline word of `len` zero bytes, per `len`: an inline word is that header with the
     /// value's bytes little-endian above its low byte (byte `i` at bits `8(i+1)..`, `word.rs`).
     headers: [u64; 8],
+    /// The mask of a value's `len` bytes in its little-endian integer, per `len` (a load where
+    /// computing it took three instructions and a shift by a variable count).
+    masks: [u64; 8],
 }
 
 impl<'a, const N: usize> Fixed<'a, N> {
@@ -153,7 +156,29 @@ impl<'a, const N: usize> Fixed<'a, N> {
         let zeros = [0u8; INLINE_VALUE_LEN_MAX];
         let headers =
             std::array::from_fn(|len| crate::word::inline(&zeros[..len.min(INLINE_VALUE_LEN_MAX)]));
-        Fixed { pairs, headers }
+        let masks = std::array::from_fn(|len| (1u64 << (8 * len)) - 1);
+        Fixed {
+            pairs,
+            headers,
+            masks,
+        }
+    }
+}
+
+impl<const N: usize> Fixed<'_, N> {
+    /// The inline child word of a fixed-width value (its key used up).
+    #[inline]
+    fn fixed_word(&self, value: &[u8; 8]) -> u64 {
+        let len = fixed_len(value);
+        // The bytes above the length are masked off (the caller may leave anything there).
+        let bits = u64::from_le_bytes(*value) & self.masks[len];
+        let word = self.headers[len] | bits << 8;
+        debug_assert_eq!(
+            word,
+            crate::word::inline(&value[..len]),
+            "inline word layout"
+        );
+        word
     }
 }
 
@@ -185,18 +210,7 @@ impl<const N: usize> Input for Fixed<'_, N> {
 
     #[inline]
     fn end_word(&self, index: usize) -> u64 {
-        let value = &self.pairs[index].1;
-        let len = fixed_len(value);
-        // The bytes above the length are masked off (the caller may leave anything there).
-        let mask = (1u64 << (8 * len)) - 1;
-        let bits = u64::from_le_bytes(*value) & mask;
-        let word = self.headers[len] | bits << 8;
-        debug_assert_eq!(
-            word,
-            crate::word::inline(&value[..len]),
-            "inline word layout"
-        );
-        word
+        self.fixed_word(&self.pairs[index].1)
     }
 
     #[inline]
@@ -233,12 +247,13 @@ impl<const N: usize> Input for Fixed<'_, N> {
             }
             return build_inner(node::kind_for(count), shape, entries);
         }
+        let pairs = self.pairs.get(lo..hi).unwrap_or(&[]);
         build_node256(shape, |slots| {
-            for index in lo..hi {
-                let byte = self.pairs[index].0.get(end).copied().unwrap_or(0);
-                slots[usize::from(byte)] = self.end_word(index).to_le_bytes();
+            for (key, value) in pairs {
+                let byte = key.get(end).copied().unwrap_or(0);
+                slots[usize::from(byte)] = self.fixed_word(value).to_le_bytes();
             }
-            count
+            pairs.len()
         })
     }
 }
@@ -354,15 +369,17 @@ fn fixed_pairs_valid<const N: usize>(pairs: &[([u8; N], [u8; 8])]) -> bool {
     let Some(((first, first_value), rest)) = pairs.split_first() else {
         return true;
     };
-    let max_len = INLINE_VALUE_LEN_MAX as u8;
-    let mut valid = first_value[FIXED_VALUE_LEN_AT] <= max_len;
+    // The length bytes are or-ed together: all are at most 7 (0b111) exactly when their or is.
+    let mut lens = first_value[FIXED_VALUE_LEN_AT];
+    let mut ascending = true;
     let mut previous = key_int(first);
     for (key, value) in rest {
         let current = key_int(key);
-        valid &= (current > previous) & (value[FIXED_VALUE_LEN_AT] <= max_len);
+        ascending &= current > previous;
+        lens |= value[FIXED_VALUE_LEN_AT];
         previous = current;
     }
-    valid
+    ascending & (usize::from(lens) <= INLINE_VALUE_LEN_MAX)
 }
 
 /// A key of at most 8 bytes as a big-endian integer, left-aligned (byte order is integer order).
