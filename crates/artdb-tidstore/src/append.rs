@@ -95,6 +95,24 @@ impl Appended {
         self.blocks.push(block_pair(block, value));
     }
 
+    /// Appends `pairs` (blocks ascending, all above the last appended one).
+    #[inline]
+    pub(crate) fn extend(&mut self, pairs: &[BlockPair]) {
+        debug_assert!(
+            pairs
+                .windows(2)
+                .all(|two| pair_block(&two[0]) < pair_block(&two[1]))
+                && pairs
+                    .first()
+                    .zip(self.blocks.last())
+                    .map_or(true, |(first, last)| {
+                        pair_block(last) < pair_block(first)
+                    }),
+            "appended blocks ascend"
+        );
+        self.blocks.extend_from_slice(pairs);
+    }
+
     /// Heap bytes of the vector.
     pub(crate) fn bytes(&self) -> usize {
         self.blocks.capacity() * std::mem::size_of::<BlockPair>()

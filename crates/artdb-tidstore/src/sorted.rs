@@ -43,6 +43,7 @@
 //! `insert_many`. The mask keeps the per-id pass to compares and no stores.
 
 use crate::bitmap;
+use crate::tree::{block_pair, BlockPair};
 use crate::value::{
     Encoded, Value, EMBEDDED_OFFSETS_MAX, PACKED_OFFSET_BITS, PACKED_OFFSET_MAX, VALUE_LEN_MAX,
     WIDE_OFFSETS_MAX,
@@ -82,6 +83,7 @@ impl TidStore {
     /// ```
     pub fn insert_many(&mut self, ids: &[(u32, u16)]) -> Result<u64, Error> {
         self.reserve_appends(ids);
+        let mut staged = Staged::new();
         let mut added = 0u64;
         let mut rest = ids;
         while let Some(&(first, _)) = rest.first() {
@@ -109,7 +111,7 @@ impl TidStore {
                 continue;
             }
             let end = if at_end { chunk.len() } else { held as usize };
-            added += self.append_blocks(rest, starts, end)?;
+            added += self.append_blocks(rest, starts, end, &mut staged)?;
             rest = &rest[end..];
         }
         Ok(added)
@@ -162,7 +164,16 @@ impl TidStore {
 
     /// Appends the blocks of `ids[..end]` that start at the set bits of `starts` (a valid
     /// scan's mask, the held-back block cleared; `end <= CHUNK_IDS`); returns the ids added.
-    fn append_blocks(&mut self, ids: &[(u32, u16)], starts: u64, end: usize) -> Result<u64, Error> {
+    ///
+    /// The chunk's blocks are gathered in `staged` (empty on entry and on return) and moved to
+    /// the append vector in one copy, before anything else writes to the store.
+    fn append_blocks(
+        &mut self,
+        ids: &[(u32, u16)],
+        starts: u64,
+        end: usize,
+        staged: &mut Staged,
+    ) -> Result<u64, Error> {
         let mut remaining = starts;
         let mut last_block = 0;
         while remaining != 0 {
@@ -174,11 +185,15 @@ impl TidStore {
             };
             let count = block_end - start;
             let offset_at = |index: usize| ids.get(index).map_or(0, |&(_, offset)| offset);
-            // One bounds check for the five slots, unless the input ends within them.
-            let slots: [u16; EMBEDDED_OFFSETS_MAX] =
+            // One bounds check for the block and the five slots, unless the input ends within
+            // them.
+            let (block, slots): (u32, [u16; EMBEDDED_OFFSETS_MAX]) =
                 match ids.get(start..start + EMBEDDED_OFFSETS_MAX) {
-                    Some(five) => std::array::from_fn(|j| five[j].1),
-                    None => std::array::from_fn(|j| offset_at(start + j)),
+                    Some(five) => (five[0].0, std::array::from_fn(|j| five[j].1)),
+                    None => (
+                        ids.get(start).map_or(0, |&(block, _)| block),
+                        std::array::from_fn(|j| offset_at(start + j)),
+                    ),
                 };
             let highest = offset_at(block_end - 1);
             // The offsets of a block ascend strictly (the scan checked), so they are all in
@@ -186,11 +201,9 @@ impl TidStore {
             // check a block instead of one an id. A block that fails goes the ordinary way,
             // with the rest of the chunk, which reports the error at the right id.
             if (slots[0] == 0) | (highest > self.options.max_offset) {
-                self.note_block(last_block);
-                self.len += start as u64;
+                self.append_staged(staged, last_block, start);
                 return Ok(start as u64 + self.insert_each(&ids[start..end])?);
             }
-            let block = ids.get(start).map_or(0, |&(block, _)| block);
             let wide = count <= WIDE_OFFSETS_MAX;
             // One branch, on a condition computed without branches: the block needs a bitmap
             // with more than five offsets, or with four or five of which one is above the
@@ -199,36 +212,51 @@ impl TidStore {
             // in callgrind's simulation.)
             let many = u32::from(count > EMBEDDED_OFFSETS_MAX);
             let high = u32::from(!wide) & u32::from(highest > PACKED_OFFSET_MAX);
-            if many | high == 0 {
-                // The vector only: the high-water mark is raised once, after the loop.
-                self.appended.push(block, encode_slots(&slots, count, wide));
-                last_block = block;
+            let value = if many | high == 0 {
+                encode_slots(&slots, count)
             } else {
                 let run = ids.get(start..block_end).unwrap_or(&[]);
-                self.append_bitmap_ids(block, run, highest)?;
-            }
+                match self.bitmap_of_ids(block, run, highest) {
+                    Ok(value) => value,
+                    Err(error) => {
+                        // The blocks before this one stay, as `insert` of each id would leave them.
+                        self.append_staged(staged, last_block, start);
+                        return Err(error);
+                    }
+                }
+            };
+            // The high-water mark is raised once, after the loop.
+            staged.push(block, value);
+            last_block = block;
         }
-        self.note_block(last_block);
-        self.len += end as u64;
+        self.append_staged(staged, last_block, end);
         Ok(end as u64)
     }
 
-    /// Appends a new block whose ids (checked: ascending, offsets valid, at least one, highest
-    /// offset `highest`) need a bitmap.
-    fn append_bitmap_ids(
+    /// Moves the staged blocks (the last of them `last_block`, holding `ids` ids between them)
+    /// to the append vector and counts them.
+    fn append_staged(&mut self, staged: &mut Staged, last_block: u32, ids: usize) {
+        self.appended.extend(staged.take());
+        self.note_block(last_block);
+        self.len += ids as u64;
+    }
+
+    /// The value of a new block whose ids (checked: ascending, offsets valid, at least one,
+    /// highest offset `highest`) need a bitmap: the bitmap allocated and filled, for the caller
+    /// to append.
+    fn bitmap_of_ids(
         &mut self,
         block: u32,
         ids: &[(u32, u16)],
         highest: u16,
-    ) -> Result<(), Error> {
+    ) -> Result<Encoded, Error> {
         let handle = self.storage.alloc(bitmap::words_for(highest))?;
         let words = self.bitmap_mut(block, handle)?;
         let mut filler = WordFiller::default();
         for &(_, offset) in ids {
             filler.set(words, offset);
         }
-        self.append(block, Value::Bitmap(handle).encode());
-        Ok(())
+        Ok(Value::Bitmap(handle).encode())
     }
 
     /// A bitmap of the offsets of `run` (ids all in `block`, a new block), checked (block,
@@ -351,25 +379,98 @@ impl WordFiller {
     }
 }
 
+/// Per offset count (0 to 5), how [`encode_slots`] keeps and marks its two embedded forms: the
+/// mask of the wide form's bits, the mask of the packed form's bits (one of the two is 0), and
+/// the value's length in the fixed-width form's length byte (`Encoded::to_fixed`).
+const EMBEDDED_FORMS: [EmbeddedForm; EMBEDDED_OFFSETS_MAX + 1] = embedded_forms();
+
+/// One row of [`EMBEDDED_FORMS`].
+#[derive(Clone, Copy)]
+struct EmbeddedForm {
+    wide_mask: u64,
+    packed_mask: u64,
+    len_byte: u64,
+}
+
+const fn embedded_forms() -> [EmbeddedForm; EMBEDDED_OFFSETS_MAX + 1] {
+    let mut forms = [EmbeddedForm {
+        wide_mask: 0,
+        packed_mask: 0,
+        len_byte: 0,
+    }; EMBEDDED_OFFSETS_MAX + 1];
+    let mut count = 0;
+    while count <= EMBEDDED_OFFSETS_MAX {
+        // 1 to 3 offsets: the wide form, 2 bytes each; 4 or 5: the packed form, 7 bytes.
+        let (wide_mask, packed_mask, len) = if count <= WIDE_OFFSETS_MAX {
+            ((1u64 << (16 * count)) - 1, 0, 2 * count)
+        } else {
+            (
+                0,
+                (1u64 << (PACKED_OFFSET_BITS as usize * count)) - 1,
+                VALUE_LEN_MAX,
+            )
+        };
+        forms[count] = EmbeddedForm {
+            wide_mask,
+            packed_mask,
+            len_byte: (len as u64) << (8 * VALUE_LEN_MAX),
+        };
+        count += 1;
+    }
+    forms
+}
+
 /// The value of a block of `count` (1 to 5) offsets, the first of them in `slots` (the slots
-/// past `count` hold anything), `wide` if `count <= 3`: both embedded forms are made and masked
-/// to `count`, and one is selected, so nothing branches on the count.
+/// past `count` hold anything): both embedded forms are made, and the row of
+/// [`EMBEDDED_FORMS`] for `count` keeps one of them, masked to `count`, and adds the length,
+/// so nothing branches on the count. (The masks and the length were computed per block before
+/// issue 13's session 19: about 20 instructions a block, against 3 loads.)
 #[inline]
-fn encode_slots(slots: &[u16; EMBEDDED_OFFSETS_MAX], count: usize, wide: bool) -> Encoded {
+fn encode_slots(slots: &[u16; EMBEDDED_OFFSETS_MAX], count: usize) -> Encoded {
     let slot = |j: usize| u64::from(slots[j]);
     let wide_bits = slot(0) | slot(1) << 16 | slot(2) << 32;
-    let wide_mask = (1u64 << (16 * count.min(WIDE_OFFSETS_MAX))) - 1;
     let packed_bits = (0..EMBEDDED_OFFSETS_MAX).fold(0u64, |bits, j| {
         bits | slot(j) << (PACKED_OFFSET_BITS as usize * j)
     });
-    let packed_mask = (1u64 << (PACKED_OFFSET_BITS as usize * count.min(EMBEDDED_OFFSETS_MAX))) - 1;
-    // Selected with a mask, not an `if`: written as `if`, the compiler branched on `wide`, which
-    // the random pattern mispredicts about one block in three. (`std::hint::select_unpredictable`
-    // says the same, but is newer than the workspace's minimum Rust version.)
-    let pick_wide = 0u64.wrapping_sub(u64::from(wide));
-    let bits = (wide_bits & wide_mask & pick_wide) | (packed_bits & packed_mask & !pick_wide);
-    let len = VALUE_LEN_MAX - usize::from(wide) * (VALUE_LEN_MAX - 2 * count.min(WIDE_OFFSETS_MAX));
-    Encoded::from_bits(bits, len)
+    let form = EMBEDDED_FORMS[count.min(EMBEDDED_OFFSETS_MAX)];
+    let fixed = (wide_bits & form.wide_mask) | (packed_bits & form.packed_mask) | form.len_byte;
+    Encoded::from_fixed(fixed.to_le_bytes())
+}
+
+/// The blocks of one chunk on their way to the append vector (at most one per id of a chunk):
+/// a store each into this array, then one copy, where a push per block reloaded the vector's
+/// length and capacity through the store each time (the loop's stores to the store may alias
+/// them).
+struct Staged {
+    pairs: [BlockPair; CHUNK_IDS],
+    len: usize,
+}
+
+impl Staged {
+    fn new() -> Self {
+        Staged {
+            pairs: [([0; 4], [0; 8]); CHUNK_IDS],
+            len: 0,
+        }
+    }
+
+    /// Stages `block` with `value` (blocks ascending, at most [`CHUNK_IDS`] before a
+    /// [`Staged::take`]: one per id of a chunk).
+    #[inline]
+    fn push(&mut self, block: u32, value: Encoded) {
+        debug_assert!(self.len < CHUNK_IDS, "at most one block per id of a chunk");
+        if let Some(pair) = self.pairs.get_mut(self.len) {
+            *pair = block_pair(block, value);
+            self.len += 1;
+        }
+    }
+
+    /// The staged pairs, emptying the stage.
+    #[inline]
+    fn take(&mut self) -> &[BlockPair] {
+        let len = std::mem::take(&mut self.len);
+        &self.pairs[..len]
+    }
 }
 
 /// Ids consumed from the input and ids added to the store by one step.
@@ -381,6 +482,8 @@ struct Taken {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
     use crate::TidStoreOptions;
 
@@ -486,6 +589,198 @@ mod tests {
                     same_as_inserts(&[], &damaged);
                 }
             }
+        }
+    }
+
+    /// A deterministic generator (splitmix64) for the model test's id patterns.
+    struct Mix(u64);
+
+    impl Mix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    /// W4's shapes and the edges: ids ascending, as the append path takes them.
+    fn patterns(max_offset: u16) -> Vec<(&'static str, Vec<(u32, u16)>)> {
+        let mut mix = Mix(0x5EED_0019);
+        let tuples = max_offset.min(291);
+        let per_tuple = |blocks: std::ops::Range<u32>, keep: &mut dyn FnMut(u32, u16) -> bool| {
+            let mut ids = Vec::new();
+            for block in blocks {
+                ids.extend((1..=tuples).filter(|&o| keep(block, o)).map(|o| (block, o)));
+            }
+            ids
+        };
+        vec![
+            // About 3 ids a block: Node256s of mixed value forms, packed and bitmap blocks.
+            (
+                "random",
+                per_tuple(0..3000, &mut |_, _| mix.next() % 100 == 0),
+            ),
+            ("dense", per_tuple(0..400, &mut |block, _| block % 10 == 0)),
+            (
+                "sparse",
+                per_tuple(0..6000, &mut |block, o| block % 20 == 0 && o == 7),
+            ),
+            // One offset in every block: 2-byte values throughout (packs, not Node256s).
+            ("uniform", per_tuple(0..1000, &mut |_, o| o == 1)),
+            // One or two offsets in every block: Node256s with every slot used.
+            (
+                "mixed",
+                per_tuple(0..1000, &mut |block, o| {
+                    o == 1 || (o == 2 && block % 2 == 0)
+                }),
+            ),
+            ("empty", Vec::new()),
+            ("one id", vec![(77, 5)]),
+            (
+                "max offset",
+                (0..300u32)
+                    .flat_map(|block| {
+                        let count = block % 8 + 1;
+                        (0..count as u16)
+                            .rev()
+                            .map(move |i| (block, max_offset - i * 3))
+                    })
+                    .collect(),
+            ),
+            (
+                "max block",
+                vec![
+                    (u32::MAX - 300, 1),
+                    (u32::MAX - 1, 2),
+                    (u32::MAX, 1),
+                    (u32::MAX, 3),
+                    (u32::MAX, max_offset),
+                ],
+            ),
+        ]
+    }
+
+    /// `insert_many` and then `flush_appends` against a `BTreeSet` of the ids: the same set
+    /// before and after the flush (iteration, membership of every id and of its neighbours,
+    /// length, `verify`), on every pattern, in both storage modes and at two offset limits.
+    #[test]
+    fn insert_many_matches_a_btreeset_model() {
+        for max_offset in [300, crate::MAX_OFFSET_DEFAULT] {
+            for (name, ids) in patterns(max_offset) {
+                for insert_only in [false, true] {
+                    let options = TidStoreOptions {
+                        insert_only,
+                        max_offset,
+                    };
+                    let model: BTreeSet<(u32, u16)> = ids.iter().copied().collect();
+                    let mut store = TidStore::with_options(options).unwrap();
+                    assert_eq!(
+                        store.insert_many(&ids).unwrap(),
+                        model.len() as u64,
+                        "{name}"
+                    );
+                    check_model(&store, &model, name);
+                    store.flush_appends().unwrap();
+                    check_model(&store, &model, name);
+                    // Again: every id is there already.
+                    assert_eq!(store.insert_many(&ids).unwrap(), 0, "{name}");
+                    check_model(&store, &model, name);
+                }
+            }
+        }
+    }
+
+    fn check_model(store: &TidStore, model: &BTreeSet<(u32, u16)>, name: &str) {
+        let max_offset = store.options.max_offset;
+        let ids: Vec<(u32, u16)> = store.ids().collect::<Result<_, _>>().unwrap();
+        assert!(ids.iter().eq(model.iter()), "{name}");
+        assert_eq!(store.len(), model.len() as u64, "{name}");
+        for &(block, offset) in model {
+            assert!(
+                store.contains(block, offset).unwrap(),
+                "{name} ({block}, {offset})"
+            );
+            for near in [offset - 1, offset + 1] {
+                if near == 0 || near > max_offset {
+                    continue;
+                }
+                let expected = model.contains(&(block, near));
+                assert_eq!(store.contains(block, near).unwrap(), expected, "{name}");
+            }
+        }
+        store.verify().unwrap();
+    }
+
+    /// Ids out of order, repeated, or with an offset of 0 or above the limit, in each pattern:
+    /// the same count or the same typed error, at the same id, as `insert` of each id in turn.
+    #[test]
+    fn insert_many_errors_match_inserts_on_every_pattern() {
+        let mut mix = Mix(0xE770_0019);
+        for (_, ids) in patterns(300) {
+            if ids.len() < 2 {
+                same_as_inserts(&[], &ids);
+                continue;
+            }
+            for _ in 0..6 {
+                let at = (mix.next() % ids.len() as u64) as usize;
+                let mut swapped = ids.clone();
+                swapped.swap(at.min(ids.len() - 2), at.min(ids.len() - 2) + 1);
+                let mut repeated = ids.clone();
+                repeated.insert(at, ids[at]);
+                let mut zero = ids.clone();
+                zero[at].1 = 0;
+                let mut high = ids.clone();
+                high[at].1 = 301;
+                for damaged in [&swapped, &repeated, &zero, &high] {
+                    same_as_inserts(&[], damaged);
+                }
+            }
+        }
+        // The typed errors themselves.
+        let mut store = TidStore::with_options(TidStoreOptions {
+            insert_only: false,
+            max_offset: 300,
+        })
+        .unwrap();
+        let error = store.insert_many(&[(1, 1), (2, 0), (3, 1)]).unwrap_err();
+        assert!(
+            matches!(error, Error::OffsetOutOfRange { block: 2, .. }),
+            "{error:?}"
+        );
+        let error = store.insert_many(&[(4, 1), (5, 301)]).unwrap_err();
+        assert!(
+            matches!(error, Error::OffsetOutOfRange { block: 5, .. }),
+            "{error:?}"
+        );
+        let ids: Vec<(u32, u16)> = store.ids().collect::<Result<_, _>>().unwrap();
+        assert_eq!(ids, [(1, 1), (4, 1)]);
+    }
+
+    #[test]
+    fn embedded_forms_match_the_value_encoding() {
+        // The table-driven encoding against `Encoded::embedded`, for every count and offsets
+        // at the packed form's edges.
+        let lists: [&[u16]; 8] = [
+            &[1],
+            &[2047],
+            &[1, 65535],
+            &[3, 4, 65535],
+            &[1, 2, 3, 4],
+            &[2044, 2045, 2046, 2047],
+            &[1, 500, 1000, 1500, 2047],
+            &[7, 8, 9, 10, 11],
+        ];
+        for offsets in lists {
+            let mut slots = [0xFFFFu16; EMBEDDED_OFFSETS_MAX];
+            slots[..offsets.len()].copy_from_slice(offsets);
+            let got = encode_slots(&slots, offsets.len());
+            assert_eq!(
+                got.as_bytes(),
+                Encoded::embedded(offsets).as_bytes(),
+                "{offsets:?}"
+            );
         }
     }
 

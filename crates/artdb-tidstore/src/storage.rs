@@ -53,6 +53,7 @@ impl Storage {
     }
 
     /// A zeroed bitmap of `words` words (1 to 1024).
+    #[inline]
     pub(crate) fn alloc(&mut self, words: usize) -> Result<Handle, Error> {
         debug_assert!((1..=1024).contains(&words), "bitmap of {words} words");
         match self {
@@ -202,6 +203,9 @@ pub(crate) struct Arena {
 }
 
 impl Arena {
+    /// Bump allocation (inlined into `insert_many`'s bitmap blocks: a call and a `Result`
+    /// returned through memory were about half of its cost); a new chunk is `add_chunk`'s.
+    #[inline]
     fn alloc(&mut self, words: usize) -> Result<Handle, Error> {
         let fits = self
             .chunks
@@ -219,6 +223,7 @@ impl Arena {
         })
     }
 
+    #[inline(never)]
     fn add_chunk(&mut self, words: usize) -> Result<(), Error> {
         if self.chunks.len() == ARENA_CHUNKS_MAX {
             return Err(Error::StorageFull {
