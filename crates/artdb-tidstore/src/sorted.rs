@@ -23,10 +23,11 @@
 //!    at most `max_offset`);
 //! 2. if the chunk is valid, `append_blocks` walks the mask's set bits, a block each: it
 //!    encodes the block from its first five offset slots (the wide and the packed form both,
-//!    masked to the block's count, then a select) and appends it; a block needing a bitmap
-//!    (more than five offsets, or four or five with one above 2047) branches off to fill one
-//!    from its ids. The chunk's last block may go on in the next chunk, so it is held back and
-//!    scanned again with that chunk (unless the input ends);
+//!    then the per-count row of `EMBEDDED_FORMS` keeps one, masked to the count, and adds the
+//!    length) and stages it (`Staged`: the chunk's blocks reach the append vector in one
+//!    copy); a block needing a bitmap (more than five offsets, or four or five with one above
+//!    2047) branches off to fill one from its ids. The chunk's last block may go on in the next
+//!    chunk, so it is held back and scanned again with that chunk (unless the input ends);
 //! 3. an invalid chunk (an id out of order, out of range, or in a block the store may already
 //!    hold) is inserted id by id with `insert`, which does the right thing and reports the
 //!    first error.
@@ -40,7 +41,11 @@
 //! mispredictions (68k in callgrind against 744k fed block by block) but took about 45
 //! instructions per id; then a pass that stored each id's offset and its block's number and end
 //! into scratch arrays (about 25 instructions and three stores per id), half of the time of
-//! `insert_many`. The mask keeps the per-id pass to compares and no stores.
+//! `insert_many`. The mask keeps the per-id pass to compares and no stores. Tried after (issue
+//! 13, session 19): a walk a block at a time with no per-id pass, each step reading the six ids
+//! from a block's first and counting its ids by chained compares of their block numbers; it
+//! kept eleven values live, spilled, and cost about 150 instructions a block against the
+//! scan's 17 an id plus 78 a block (`docs/tidstore.md`).
 
 use crate::bitmap;
 use crate::tree::{block_pair, BlockPair};
@@ -423,8 +428,8 @@ const fn embedded_forms() -> [EmbeddedForm; EMBEDDED_OFFSETS_MAX + 1] {
 /// The value of a block of `count` (1 to 5) offsets, the first of them in `slots` (the slots
 /// past `count` hold anything): both embedded forms are made, and the row of
 /// [`EMBEDDED_FORMS`] for `count` keeps one of them, masked to `count`, and adds the length,
-/// so nothing branches on the count. (The masks and the length were computed per block before
-/// issue 13's session 19: about 20 instructions a block, against 3 loads.)
+/// so nothing branches on the count. (Computing the masks and the length per block took about
+/// 20 instructions; the table takes three loads.)
 #[inline]
 fn encode_slots(slots: &[u16; EMBEDDED_OFFSETS_MAX], count: usize) -> Encoded {
     let slot = |j: usize| u64::from(slots[j]);
