@@ -113,13 +113,26 @@ trait Input {
         shape: &Shape<'_>,
         scratch: &mut Scratch,
     ) -> u64 {
-        let entries = &mut scratch.entries;
-        entries.clear();
-        for index in lo..hi {
-            entries.push(self.key(index)[end], self.end_word(index));
-        }
-        build_inner(node::kind_for(hi - lo), shape, entries)
+        last_level_listed(self, lo, hi, end, shape, scratch)
     }
+}
+
+/// [`Input::last_level`] through the entry list: each pair's byte and end word pushed, then the
+/// node of the kind their count asks for built from the list.
+fn last_level_listed<I: Input + ?Sized>(
+    input: &I,
+    lo: usize,
+    hi: usize,
+    end: usize,
+    shape: &Shape<'_>,
+    scratch: &mut Scratch,
+) -> u64 {
+    let entries = &mut scratch.entries;
+    entries.clear();
+    for index in lo..hi {
+        entries.push(input.key(index)[end], input.end_word(index));
+    }
+    build_inner(node::kind_for(hi - lo), shape, entries)
 }
 
 /// The general input: any sorted slice of byte-string pairs.
@@ -238,14 +251,8 @@ impl<const N: usize> Input for Fixed<'_, N> {
         shape: &Shape<'_>,
         scratch: &mut Scratch,
     ) -> u64 {
-        let count = hi - lo;
-        if node::kind_for(count) != KIND_NODE256 {
-            let entries = &mut scratch.entries;
-            entries.clear();
-            for index in lo..hi {
-                entries.push(self.key(index)[end], self.end_word(index));
-            }
-            return build_inner(node::kind_for(count), shape, entries);
+        if node::kind_for(hi - lo) != KIND_NODE256 {
+            return last_level_listed(self, lo, hi, end, shape, scratch);
         }
         let pairs = self.pairs.get(lo..hi).unwrap_or(&[]);
         build_node256(shape, |slots| {
