@@ -489,6 +489,9 @@ struct Taken {
 mod tests {
     use std::collections::BTreeSet;
 
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
     use super::*;
     use crate::TidStoreOptions;
 
@@ -597,22 +600,9 @@ mod tests {
         }
     }
 
-    /// A deterministic generator (splitmix64) for the model test's id patterns.
-    struct Mix(u64);
-
-    impl Mix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
-
     /// W4's shapes and the edges: ids ascending, as the append path takes them.
     fn patterns(max_offset: u16) -> Vec<(&'static str, Vec<(u32, u16)>)> {
-        let mut mix = Mix(0x5EED_0019);
+        let mut rng = StdRng::seed_from_u64(0x5EED_0019);
         let tuples = max_offset.min(291);
         let per_tuple = |blocks: std::ops::Range<u32>, keep: &mut dyn FnMut(u32, u16) -> bool| {
             let mut ids = Vec::new();
@@ -625,7 +615,7 @@ mod tests {
             // About 3 ids a block: Node256s of mixed value forms, packed and bitmap blocks.
             (
                 "random",
-                per_tuple(0..3000, &mut |_, _| mix.next() % 100 == 0),
+                per_tuple(0..3000, &mut |_, _| rng.gen_ratio(1, 100)),
             ),
             ("dense", per_tuple(0..400, &mut |block, _| block % 10 == 0)),
             (
@@ -722,14 +712,14 @@ mod tests {
     /// the same count or the same typed error, at the same id, as `insert` of each id in turn.
     #[test]
     fn insert_many_errors_match_inserts_on_every_pattern() {
-        let mut mix = Mix(0xE770_0019);
+        let mut rng = StdRng::seed_from_u64(0xE770_0019);
         for (_, ids) in patterns(300) {
             if ids.len() < 2 {
                 same_as_inserts(&[], &ids);
                 continue;
             }
             for _ in 0..6 {
-                let at = (mix.next() % ids.len() as u64) as usize;
+                let at = rng.gen_range(0..ids.len());
                 let mut swapped = ids.clone();
                 swapped.swap(at.min(ids.len() - 2), at.min(ids.len() - 2) + 1);
                 let mut repeated = ids.clone();
