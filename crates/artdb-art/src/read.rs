@@ -721,8 +721,11 @@ pub(crate) fn prefetch_scan(bits: u64) {
     }
 }
 
+/// [`prefetch_for`] (`whole`) or [`prefetch_for_split`]: without `whole`, the lines that a
+/// group walk places exactly one round later are left out (a hinted pack's records, a one-byte
+/// leaf's lines past its header).
 #[inline(always)]
-fn prefetch_lines(bits: u64, key: &[u8], depth: usize, records: bool) {
+fn prefetch_lines(bits: u64, key: &[u8], depth: usize, whole: bool) {
     match word::decode(bits) {
         Word::HeapNode(address) => {
             crate::raw::prefetch(address);
@@ -739,14 +742,14 @@ fn prefetch_lines(bits: u64, key: &[u8], depth: usize, records: bool) {
                 crate::raw::prefetch(address);
                 crate::raw::prefetch(fence_at + index.saturating_sub(reach));
                 crate::raw::prefetch(fence_at + index + reach);
-                if records {
+                if whole {
                     crate::raw::prefetch(address + record_at);
                     crate::raw::prefetch(address + record_at + 64);
                 }
             }
             _ => {
                 crate::raw::prefetch(address);
-                if records || key.len() != depth + 1 {
+                if whole || key.len() != depth + 1 {
                     crate::raw::prefetch(address + 64);
                     crate::raw::prefetch(address + 128);
                     crate::raw::prefetch(address + 192);

@@ -312,9 +312,6 @@ pub(crate) unsafe fn get_group<'a>(root: &'a [u8; 8], keys: &[&[u8]], out: &mut 
     let mut walking_len = len;
     // Lookups whose fence search is done: what their record compare needs.
     let mut at_pack = [AtPack::None; GET_MANY_GROUP_LEN];
-    // The first round takes each lookup through the top levels in one go: they are the same
-    // few nodes for every key of a large tree, so they are in cache, and a round each would only
-    // add the group's bookkeeping.
     let mut levels = GROUP_FIRST_ROUND_LEVELS;
     while walking_len > 0 {
         let mut still = 0usize;
