@@ -48,6 +48,8 @@ impl<const K: usize, const V: usize> Structure<K, V> for Artdb {
 }
 
 impl<const K: usize> Reader<K> for Snapshot {
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError> {
         let mut tally = Tally::default();
         for key in keys {
@@ -58,10 +60,14 @@ impl<const K: usize> Reader<K> for Snapshot {
         Ok(tally)
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read_batched(&self, keys: &[[u8; K]]) -> Option<Result<Tally, BenchError>> {
         Some(read_batched(self, keys))
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn scan(&self, starts: &[[u8; K]], count: usize) -> Option<Result<Tally, BenchError>> {
         Some(scan(self, starts, count))
     }

@@ -79,6 +79,13 @@ pub trait Structure<const K: usize, const V: usize>: Sized {
 }
 
 /// The reads of W1 on a view that several threads may share.
+///
+/// Every structure's `read`, `read_batched` and `scan` is `#[inline(never)]`: each timed loop
+/// is then compiled on its own, the same in every build of this binary. Inlined into the
+/// harness's generic timing code, a loop's code depended on what else the binary held: in
+/// session 20, a change to artdb's lookup alone moved blart's `read` from a function of its own
+/// into its caller, and blart's readrandom from 3.5-5.0 to 2.7-3.0 Mops/s in the same rounds
+/// (docs/benchmarks.md, "W1 after the equality probe").
 pub trait Reader<const K: usize>: Sync {
     /// Looks up every key of `keys`, one at a time.
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError>;
@@ -123,6 +130,8 @@ impl<const K: usize, const V: usize> Structure<K, V> for BTreeMap<[u8; K], [u8; 
 }
 
 impl<const K: usize, const V: usize> Reader<K> for &BTreeMap<[u8; K], [u8; V]> {
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError> {
         let mut tally = Tally::default();
         for key in keys {
@@ -133,6 +142,8 @@ impl<const K: usize, const V: usize> Reader<K> for &BTreeMap<[u8; K], [u8; V]> {
         Ok(tally)
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn scan(&self, starts: &[[u8; K]], count: usize) -> Option<Result<Tally, BenchError>> {
         let mut tally = Tally::default();
         for start in starts {
@@ -174,6 +185,8 @@ impl<const K: usize, const V: usize> Structure<K, V> for SkipMap<[u8; K], [u8; V
 }
 
 impl<const K: usize, const V: usize> Reader<K> for &SkipMap<[u8; K], [u8; V]> {
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError> {
         let mut tally = Tally::default();
         for key in keys {
@@ -184,6 +197,8 @@ impl<const K: usize, const V: usize> Reader<K> for &SkipMap<[u8; K], [u8; V]> {
         Ok(tally)
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn scan(&self, starts: &[[u8; K]], count: usize) -> Option<Result<Tally, BenchError>> {
         let mut tally = Tally::default();
         for start in starts {
@@ -225,6 +240,8 @@ impl<const K: usize, const V: usize> Structure<K, V> for HashMap<[u8; K], [u8; V
 }
 
 impl<const K: usize, const V: usize> Reader<K> for &HashMap<[u8; K], [u8; V]> {
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError> {
         let mut tally = Tally::default();
         for key in keys {
@@ -235,6 +252,8 @@ impl<const K: usize, const V: usize> Reader<K> for &HashMap<[u8; K], [u8; V]> {
         Ok(tally)
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn scan(&self, _starts: &[[u8; K]], _count: usize) -> Option<Result<Tally, BenchError>> {
         None
     }
@@ -273,6 +292,8 @@ impl<const K: usize, const V: usize> Structure<K, V> for Blart<K, V> {
 }
 
 impl<const K: usize, const V: usize> Reader<K> for &Blart<K, V> {
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError> {
         let mut tally = Tally::default();
         for key in keys {
@@ -283,6 +304,8 @@ impl<const K: usize, const V: usize> Reader<K> for &Blart<K, V> {
         Ok(tally)
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn scan(&self, starts: &[[u8; K]], count: usize) -> Option<Result<Tally, BenchError>> {
         let mut tally = Tally::default();
         for start in starts {
@@ -376,6 +399,8 @@ impl<const K: usize, const V: usize> Structure<K, V> for Congee<V> {
 }
 
 impl<const K: usize, const V: usize> Reader<K> for &Congee<V> {
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError> {
         let mut tally = Tally::default();
         for chunk in keys.chunks(CONGEE_GUARD_OPS) {
@@ -398,6 +423,8 @@ impl<const K: usize, const V: usize> Reader<K> for &Congee<V> {
         Ok(tally)
     }
 
+    // Out of line: see `Reader`'s doc.
+    #[inline(never)]
     fn scan(&self, starts: &[[u8; K]], count: usize) -> Option<Result<Tally, BenchError>> {
         let Congee::Word(tree) = self else {
             return None;
