@@ -980,15 +980,17 @@ pub(crate) fn hinted_pack_len(
 
 /// A heap lookup of `key` (its bytes from `depth` on are the pack's) in `image`, a pack for
 /// which [`hinted_pack_len`] gave `image`'s length from the same `header`, `capacity` and
-/// `stride`, with `count_guess` the count the word's hint suggests: the fence run is found in
-/// one 32-byte window placed from the guess ([`search::window_edges`](super::search::window_edges)),
-/// and a run of up to [`RUN_BRANCH_FREE_MAX`] records is loaded after one bounds check and
-/// counted without branches.
+/// `stride`, with `count_guess` the count the word's hint suggests: the fence run is found by
+/// equality in one 32-byte window placed from the guess
+/// ([`search::window_eq`](super::search::window_eq)), and the run's records (up to
+/// [`RUN_BRANCH_FREE_MAX`]) are compared for equality without branches after one bounds check
+/// ([`run_match`]; [`run_place`] where the last of those records' words would pass the image).
 ///
-/// Every address here comes from the word, the key or the fence, never from the header: the
-/// instructions that wait for the pack's cache miss are the ~80 that read the fence and the
-/// records, so the core can go on to the next lookup's loads (measured in docs/art.md,
-/// "Heap pack lookups from the word's hint").
+/// Every address here comes from the word, the key or the fence, never from the header; what
+/// waits for the pack's cache misses is the fence's and the records' compares, kept short, since
+/// the instructions that wait for a miss are what keeps the core from the next lookup's loads
+/// (measured in docs/art.md, "Heap pack lookups from the word's hint" and "Where a random
+/// lookup's time goes").
 ///
 /// `Some(value)` answers (`Some(None)`: absent); `None` when the window did not hold the run's
 /// edges, the run is longer, or the last record's word would pass the image: the caller takes
@@ -1009,16 +1011,68 @@ pub(crate) fn probe_hinted<'a>(
         return Some(None);
     };
     let first_at = PACK_HEADER_LEN + capacity + below * stride;
-    // Every record read here starts at most `(run - 1) * stride` bytes into `records` and
-    // reads 8 bytes, so this one check bounds them all.
-    let records = image.get(first_at..first_at + (run - 1) * stride + 8)?;
-    let Some(place) = run_place(records, run, stride, width, key) else {
+    let place = match image.get(first_at..first_at + (RUN_BRANCH_FREE_MAX - 1) * stride + 8) {
+        // The common case: all RUN_BRANCH_FREE_MAX records' words are inside the image, so they
+        // are compared without a clamp to the run (the ones past it are masked off).
+        Some(records) => run_match(records, run, stride, width, key),
+        // The run's last records end the image: clamp the loads to the run.
+        None => run_place(
+            image.get(first_at..first_at + (run - 1) * stride + 8)?,
+            run,
+            stride,
+            width,
+            key,
+        ),
+    };
+    let Some(place) = place else {
         return Some(None);
     };
     let at = first_at + place * stride + width;
     // In bounds (`place` is inside the run, the run inside the count); a value that were not
     // would go to the general probe, never be answered as absent.
     Some(Some(image.get(at..at + stride - width)?))
+}
+
+/// The place of `key` among the `run` (1..=[`RUN_BRANCH_FREE_MAX`]) records that start
+/// `records`, `stride` bytes apart, by equality of their first `width` (1..=8) bytes with the
+/// key's last `width` bytes: `records` holds at least 8 bytes from each of the first
+/// [`RUN_BRANCH_FREE_MAX`] records' starts, all of which are loaded, the ones past the run
+/// masked off; `None`: absent. Equality needs no byte swap and no order, so fewer instructions
+/// wait for the records' line than in [`run_place`] (a pack's keys are distinct, so at most
+/// one record of the run matches).
+#[inline(always)]
+fn run_match(records: &[u8], run: usize, stride: usize, width: usize, key: &[u8]) -> Option<usize> {
+    let shift = 64 - 8 * width;
+    let wanted = tail_le(key, width);
+    let mut matches = 0u32;
+    for k in 0..RUN_BRANCH_FREE_MAX {
+        let at = k * stride;
+        debug_assert!(at + 8 <= records.len());
+        // SAFETY: `at + 8 <= records.len()` for every k < RUN_BRANCH_FREE_MAX (caller);
+        // `read_unaligned` needs no alignment.
+        let record = unsafe { records.as_ptr().add(at).cast::<[u8; 8]>().read_unaligned() };
+        let differs = (u64::from_le_bytes(record) ^ wanted) << shift;
+        matches |= u32::from(differs == 0) << k;
+    }
+    let matches = matches & ((1u32 << run) - 1);
+    (matches != 0).then(|| matches.trailing_zeros() as usize)
+}
+
+/// The last `width` (1..=8) bytes of `key` (at least `width` long) as a little-endian integer
+/// (the first of them in the low byte): one load when the key has 8 bytes or more.
+#[inline(always)]
+fn tail_le(key: &[u8], width: usize) -> u64 {
+    match key.len().checked_sub(8).and_then(|at| key.get(at..)) {
+        Some(eight) => {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(eight);
+            u64::from_le_bytes(word) >> (64 - 8 * width)
+        }
+        None => key[key.len().saturating_sub(width)..]
+            .iter()
+            .rev()
+            .fold(0u64, |word, &byte| word << 8 | u64::from(byte)),
+    }
 }
 
 /// The fence step that [`probe_hinted`] and [`probe_hinted_fence`] share: the key's run in the
@@ -1038,21 +1092,20 @@ fn hinted_fence_run(
     let width = rest.len().checked_sub(1)?;
     let first = *rest.first()?;
     let count = ((header >> 16) & 0xFFFF) as usize;
-    let (below, through) = super::search::window_edges(
+    let (start, lane, run) = super::search::window_eq(
         image.get(PACK_HEADER_LEN..)?,
         capacity,
         count,
         count_guess,
         first,
     )?;
-    let run = through.checked_sub(below)?;
     if run == 0 {
         return Some(None);
     }
     if run > RUN_BRANCH_FREE_MAX || width == 0 || width > 8 {
         return None;
     }
-    Some(Some((below, run, width)))
+    Some(Some((start + lane, run, width)))
 }
 
 /// The place of `key` among the records of a run (`run` records, 1..=[`RUN_BRANCH_FREE_MAX`],
@@ -1089,7 +1142,8 @@ fn run_place(records: &[u8], run: usize, stride: usize, width: usize, key: &[u8]
 #[derive(Clone, Copy)]
 pub(crate) struct HintedRun<'a> {
     /// The image from the run's first record to the end of its last, and at least 8 bytes
-    /// from each record's start (the compare's loads).
+    /// from each record's start (the compare's loads); to the fourth record's word's end when
+    /// the image has it ([`run_match`]'s loads past the run).
     records: &'a [u8],
     /// Records in the run (1..=[`RUN_BRANCH_FREE_MAX`]).
     run: usize,
@@ -1127,9 +1181,15 @@ pub(crate) fn probe_hinted_fence<'a>(
         return Some(None);
     };
     let first_at = PACK_HEADER_LEN + capacity + below * stride;
-    // Every record the compare reads starts at most `(run - 1) * stride` bytes into `records`
-    // and reads 8 bytes, and the value ends a record, so this one check bounds them all.
-    let records = image.get(first_at..first_at + (run - 1) * stride + stride.max(8))?;
+    // Every record the compare reads starts at most `(RUN_BRANCH_FREE_MAX - 1) * stride` bytes
+    // into `records` and reads 8 bytes, and the value ends a record, so this one check bounds
+    // them all; where those records pass the image, the run's records only (and the compare
+    // clamps its loads to the run).
+    let whole = first_at + (RUN_BRANCH_FREE_MAX - 1) * stride + stride.max(8);
+    let records = match image.get(first_at..whole) {
+        Some(records) => records,
+        None => image.get(first_at..first_at + (run - 1) * stride + stride.max(8))?,
+    };
     Some(Some(HintedRun {
         records,
         run,
@@ -1142,7 +1202,11 @@ pub(crate) fn probe_hinted_fence<'a>(
 /// absent).
 #[inline(always)]
 pub(crate) fn probe_hinted_records<'a>(run: HintedRun<'a>, key: &[u8]) -> Option<&'a [u8]> {
-    let place = run_place(run.records, run.run, run.stride, run.width, key)?;
+    let place = if run.records.len() >= (RUN_BRANCH_FREE_MAX - 1) * run.stride + 8 {
+        run_match(run.records, run.run, run.stride, run.width, key)
+    } else {
+        run_place(run.records, run.run, run.stride, run.width, key)
+    }?;
     let at = place * run.stride + run.width;
     // In bounds: `place` is inside the run, and `records` holds the run's last record whole
     // (`probe_hinted_fence`); the record's value is its bytes after the key part.

@@ -98,62 +98,111 @@ pub(crate) fn fence_run_padded(padded: &[u8], count: usize, first: u8) -> (usize
     }
 }
 
-/// The run of `first` in a hinted pack's fence (`count` bytes at the start of `padded`, in an
-/// area of `capacity` bytes that the records follow), counted in the 32 bytes (64 when the
-/// capacity is over [`FENCE_WIDE_WINDOW_FROM`]) around the place `count_guess` (the count the
-/// pack's word suggests) gives it: lane masks (one `pmovmskb` per mask and 16 lanes) whose low
-/// ones are the run's edges. The window's place comes from the word, not the header, so its
-/// loads do not wait for the header's cache miss; lanes at or past `count` are masked off.
-/// `None` when the window does not hold both edges of the run (the caller takes the general
-/// probe).
+/// The key's run in a hinted pack's fence found by equality (`count` entries at the start of
+/// `padded`, in an area of `capacity` bytes that the records follow), in the 32 bytes (64 when
+/// the capacity is over [`FENCE_WIDE_WINDOW_FROM`]) around the place `count_guess` (the count
+/// the pack's word suggests) gives it: `Some((start, lane, run))`, the window's first fence
+/// index, the run's first lane in it and its length (0 when `first` is absent); `None` when
+/// the window does not hold both edges of the run (the caller takes the general probe). The
+/// window's place comes from the word, not the header, so its loads do not wait for the
+/// header's cache miss; lanes at or past `count` are masked off. One `pcmpeqb` per 16 lanes
+/// and a byte compare at each end of the window (session 20; before, two signed compares per
+/// 16 lanes counted the bytes below and through `first`): fewer instructions wait for the
+/// fence's cache miss (docs/art.md, "Where a random lookup's time goes").
 #[inline(always)]
-pub(crate) fn window_edges(
+pub(crate) fn window_eq(
     padded: &[u8],
     capacity: usize,
     count: usize,
     count_guess: usize,
     first: u8,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, usize)> {
     if capacity > FENCE_WIDE_WINDOW_FROM {
-        edges_in_window::<4>(padded, capacity, count, count_guess, first)
+        eq_in_window::<4>(padded, capacity, count, count_guess, first)
     } else {
-        edges_in_window::<2>(padded, capacity, count, count_guess, first)
+        eq_in_window::<2>(padded, capacity, count, count_guess, first)
     }
 }
 
-/// [`window_edges`] in a window of `CHUNKS` (2 or 4) 16-byte chunks.
+/// [`window_eq`] in a window of `CHUNKS` (2 or 4) 16-byte chunks: `(start, lane, run)`.
 #[inline(always)]
-fn edges_in_window<const CHUNKS: usize>(
+fn eq_in_window<const CHUNKS: usize>(
     padded: &[u8],
     capacity: usize,
     count: usize,
     count_guess: usize,
     first: u8,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, usize)> {
     let len = 16 * CHUNKS;
     let guess = (usize::from(first) * count_guess) >> 8;
     let start = guess
         .saturating_sub(len / 2)
         .min(capacity.saturating_sub(len));
     let window = padded.get(start..start + len)?;
-    let (mut below_mask, mut through_mask) = (0u64, 0u64);
+    let mut eq = 0u64;
     for chunk in 0..CHUNKS {
-        let (below, through) = masks16(&window[16 * chunk..], first);
-        below_mask |= u64::from(below) << (16 * chunk);
-        through_mask |= u64::from(through) << (16 * chunk);
+        eq |= u64::from(eq16(&window[16 * chunk..], first)) << (16 * chunk);
     }
     // The window's lanes that hold fence entries.
     let lanes = count.saturating_sub(start).min(len);
-    let used = u64::MAX.checked_shr(64 - lanes as u32).unwrap_or(0);
-    // Low ones: the complement's trailing zeros (64 when every lane of a 64-lane mask is set).
-    let below = (!(below_mask & used)).trailing_zeros() as usize;
-    let through = (!(through_mask & used)).trailing_zeros() as usize;
-    // As in `window_run`: the lower edge is held when the window starts the fence or its first
-    // lane is below `first`; the upper when the fence ends in the window or its last lane is
-    // above `first`.
-    let lower_held = start == 0 || below > 0;
-    let upper_held = start + len >= count || through < len;
-    (lower_held && upper_held).then_some((start + below, start + through))
+    let eq = eq & u64::MAX.checked_shr(64 - lanes as u32).unwrap_or(0);
+    // The run's edges are in the window when it starts the fence or its first lane is below
+    // `first`, and when the fence ends in it or its last lane is above `first` (the fence is
+    // sorted, so those lanes are outside the run, whether the run is empty or not).
+    let lower_held = start == 0 || (lanes > 0 && window[0] < first);
+    let upper_held = start + len >= count || window[len - 1] > first;
+    if !(lower_held && upper_held) {
+        return None;
+    }
+    let lane = eq.trailing_zeros();
+    // The run's lanes are consecutive: the set bits from `lane` on, up to the first clear one
+    // (none when `eq` is 0: then the shifted mask is 0 and its complement has no trailing
+    // zeros).
+    let run = (!eq.checked_shr(lane).unwrap_or(0)).trailing_zeros() as usize;
+    Some((start, lane as usize, run))
+}
+
+/// The lanes of the first 16 bytes of `bytes` equal to `first`, as a 16-bit mask.
+#[inline(always)]
+fn eq16(bytes: &[u8], first: u8) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        eq16_sse2(bytes, first)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        eq16_portable(bytes, first)
+    }
+}
+
+/// The portable body of [`eq16`].
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[inline]
+fn eq16_portable(bytes: &[u8], first: u8) -> u32 {
+    bytes
+        .iter()
+        .take(16)
+        .enumerate()
+        .fold(0, |mask, (i, &byte)| mask | (u32::from(byte == first) << i))
+}
+
+/// The SSE2 body of [`eq16`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn eq16_sse2(bytes: &[u8], first: u8) -> u32 {
+    use core::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let Some(lanes) = bytes.get(..16) else {
+        return eq16_portable(bytes, first);
+    };
+    // SAFETY: `lanes` is 16 readable bytes; loadu has no alignment requirement; SSE2 is part of
+    // the x86-64 baseline, so the target feature is always present.
+    let loaded = unsafe { _mm_loadu_si128(lanes.as_ptr().cast::<__m128i>()) };
+    // SAFETY: SSE2 is baseline on x86-64 (as above); register-only operations.
+    let equal = unsafe { _mm_cmpeq_epi8(loaded, _mm_set1_epi8(first as i8)) };
+    // SAFETY: SSE2 is baseline on x86-64 (as above); register-only operation.
+    (unsafe { _mm_movemask_epi8(equal) }) as u32
 }
 
 /// How many of the low bits of `mask` (a 16-lane mask) are set before the first clear one. In
@@ -368,11 +417,11 @@ mod tests {
     use crate::test_support::xorshift;
 
     #[test]
-    /// `window_edges` agrees with the scalar count whenever it answers, for fences of 0..=300
+    /// `window_eq` agrees with the scalar count whenever it answers, for fences of 0..=300
     /// bytes in areas of up to 340 (the bytes past the fence are junk, as a pack's spare slots
     /// and records are), with every place the count guess can put the window; and it answers
     /// for most lookups when the guess is the count.
-    fn window_edges_match_scalar() {
+    fn window_eq_matches_scalar() {
         let mut next = xorshift(0xFE_4CE5);
         let (mut answered, mut asked) = (0usize, 0usize);
         for round in 0..400usize {
@@ -409,11 +458,20 @@ mod tests {
                 let expected = count_scalar(&fence, first);
                 for guess in [count, capacity, 0, next() as usize % (capacity + 1)] {
                     asked += 1;
-                    if let Some(found) = window_edges(&padded, capacity, count, guess, first) {
+                    if let Some((start, lane, run)) =
+                        window_eq(&padded, capacity, count, guess, first)
+                    {
+                        // An empty run's place is not reported: only its length is compared.
+                        let found = if run == 0 {
+                            (expected.0, expected.0)
+                        } else {
+                            (start + lane, start + lane + run)
+                        };
                         assert_eq!(
                             found, expected,
                             "count {count}, first {first}, guess {guess}"
                         );
+                        assert_eq!(run, expected.1 - expected.0);
                         answered += 1;
                     }
                 }
@@ -508,6 +566,22 @@ mod tests {
             assert_eq!(masks16_sse2(&bytes, first), masks16_portable(&bytes, first));
             assert_eq!(masks16(&bytes, first), masks16_portable(&bytes, first));
         }
+    }
+
+    #[test]
+    /// `eq16` matches the byte loop on bytes with repeats (runs of equal bytes, as a fence
+    /// has) and on every byte value, from the start of a longer slice and at its end.
+    fn eq16_sse2_matches_portable() {
+        let bytes: Vec<u8> = (0..24u8).map(|i| (i / 3).wrapping_mul(41)).collect();
+        for first in 0..=255u8 {
+            for from in [0, 8] {
+                let lanes = &bytes[from..];
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(eq16_sse2(lanes, first), eq16_portable(lanes, first));
+                assert_eq!(eq16(lanes, first), eq16_portable(lanes, first));
+            }
+        }
+        assert_eq!(eq16_portable(&bytes, 0), 0b111);
     }
 
     #[test]
