@@ -11,6 +11,10 @@
 //! optional fifth argument LOOKUPS (default N): how many of the keys the measured phase looks
 //! up, so that a large tree (10M keys: packs of ~150 entries, as in W1) can be profiled with a
 //! short measured phase.
+//!
+//! With `--features probe-ladder` and `LADDER=full,walk,header,window,empty,dep4,exact` (any
+//! of them) in the environment, `get` and `missing` time the stages of a hinted pack lookup
+//! instead (`artdb_art::ladder`; docs/art.md, "Where a random lookup's time goes").
 
 use std::time::Instant;
 
@@ -145,6 +149,11 @@ fn main() {
         p
     };
     let probe = &probe[..lookups.min(probe.len())];
+    #[cfg(feature = "probe-ladder")]
+    if let Ok(stages) = std::env::var("LADDER") {
+        ladder(&mut tree, &mode, probe, &value, &stages);
+        return;
+    }
     let start = Instant::now();
     let cpu_start = thread_cpu_ticks();
     let sum = measured(&mut tree, &mode, probe, &value);
@@ -181,6 +190,73 @@ fn main() {
         arena.live_images,
         100.0 * arena.live_bytes as f64 / held.max(1) as f64
     );
+}
+
+/// The probe ladder (`--features probe-ladder`; `LADDER` a comma-separated list of `full`,
+/// `walk`, `header`, `window`, `empty`, `depN` (N = 0..=10) and `exact`, the stages of
+/// `artdb_art::ladder`): the stages alternate in 12 rounds over blocks of up to 1M lookups of
+/// the one tree built, and each stage's median rate is printed. Only `full` and `exact` answer
+/// correctly; the others time a lookup cut short. Before each block its lookups run once with
+/// the whole probe (untimed), which gives `exact` its record addresses.
+#[cfg(feature = "probe-ladder")]
+fn ladder(tree: &mut Tree, mode: &str, probe: &[[u8; 8]], value: &[u8], stages: &str) {
+    use artdb_art::ladder::{clear_record_oracle, set_record_oracle, set_stage, Stage};
+    let stages: Vec<(String, Stage)> = stages
+        .split(',')
+        .map(|name| {
+            let name = name.trim();
+            let stage = match name {
+                "full" => Stage::Full,
+                "walk" => Stage::Walk,
+                "header" => Stage::Header,
+                "window" => Stage::Window,
+                "empty" => Stage::EmptyBranch,
+                "exact" => Stage::ExactRecord,
+                _ => match name.strip_prefix("dep").and_then(|n| n.parse().ok()) {
+                    Some(n) => Stage::HeaderDependent(n),
+                    None => panic!("unknown ladder stage {name}"),
+                },
+            };
+            (name.to_string(), stage)
+        })
+        .collect();
+    let block = probe.len().min(1_000_000);
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); stages.len()];
+    for round in 0..12 {
+        let from = (round * block) % (probe.len() - block + 1);
+        let part = &probe[from..from + block];
+        // Where each lookup's record starts, give or take: 8 bytes before its value, so that
+        // two lines from there hold a key part of up to 8 bytes and a value of up to 8.
+        set_stage(Stage::Full);
+        let records: Vec<usize> = part
+            .iter()
+            .map(|key| {
+                tree.get(key)
+                    .unwrap()
+                    .map_or(0, |v| (v.as_ptr() as usize).saturating_sub(8))
+            })
+            .collect();
+        for ((_, stage), rates) in stages.iter().zip(&mut rates) {
+            set_stage(*stage);
+            // SAFETY: `records` outlives the block and is cleared after it; one thread looks up.
+            unsafe { set_record_oracle(&records) };
+            let start = Instant::now();
+            std::hint::black_box(measured(tree, mode, part, value));
+            rates.push(block as f64 / start.elapsed().as_secs_f64() / 1e6);
+            clear_record_oracle();
+        }
+    }
+    set_stage(Stage::Full);
+    for ((name, _), rates) in stages.iter().zip(&mut rates) {
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        println!(
+            "{mode} {name}: median {median:.2} Mops/s ({:.1} ns a lookup), rounds {:.2}-{:.2}",
+            1e3 / median,
+            rates[0],
+            rates[rates.len() - 1]
+        );
+    }
 }
 
 /// User + system CPU time of this thread in clock ticks (Linux `/proc`; `None` elsewhere).

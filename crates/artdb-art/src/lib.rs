@@ -41,6 +41,8 @@ mod cow;
 mod cursor;
 mod error;
 mod fork;
+#[cfg(feature = "probe-ladder")]
+pub mod ladder;
 mod node;
 mod pack_write;
 mod persist;

@@ -742,6 +742,15 @@ fn prefetch_lines(bits: u64, key: &[u8], depth: usize, whole: bool) {
                 crate::raw::prefetch(address);
                 crate::raw::prefetch(fence_at + index.saturating_sub(reach));
                 crate::raw::prefetch(fence_at + index + reach);
+                #[cfg(feature = "probe-ladder")]
+                if whole && crate::ladder::stage() == crate::ladder::EXACT_RECORD {
+                    let at = crate::ladder::next_record();
+                    if at != 0 {
+                        crate::raw::prefetch(at);
+                        crate::raw::prefetch(at + 15);
+                    }
+                    return;
+                }
                 if whole {
                     crate::raw::prefetch(address + record_at);
                     crate::raw::prefetch(address + record_at + 64);

@@ -160,6 +160,10 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         }
         TAG_HEAP_PACK_HINTED => {
             let address = word::hinted_pack_address(bits);
+            #[cfg(feature = "probe-ladder")]
+            if !SPLIT_PACKS && crate::ladder::stage() == crate::ladder::WALK {
+                return Step::Done(None);
+            }
             // SAFETY: a hinted word names a live pack image of this version, not written or
             // freed during 'a (caller), and every pack has at least its 16-byte header.
             let head = unsafe { raw::image::<'a>(address, 8) };
@@ -167,6 +171,13 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
             // The pack's layout from its word: see `probe_hinted`.
             let (capacity, stride, full) = word::pack_hint_fields(bits);
             let count_guess = word::pack_count_guess(capacity, full);
+            #[cfg(feature = "probe-ladder")]
+            if !SPLIT_PACKS {
+                let hint = (capacity, stride, count_guess);
+                if let Some(step) = ladder_cut(address, header, hint, key, depth) {
+                    return step;
+                }
+            }
             let key_width = key.len().wrapping_sub(depth);
             if let Some(len) = node::hinted_pack_len(header, capacity, stride, key_width) {
                 // SAFETY: as above; this live pack's header agrees with the hint, which makes
@@ -208,6 +219,50 @@ pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
         _ if bits == 0 => Step::Done(None),
         _ => Step::Slow(slot, depth),
     }
+}
+
+/// The probe ladder's cut after a hinted pack's header load (`ladder.rs`): `None` goes on with
+/// the whole probe. Wrong answers by design (the feature is a timing diagnostic); every read
+/// stays inside the pack, as the probe's do.
+#[cfg(feature = "probe-ladder")]
+#[inline(always)]
+fn ladder_cut<'a>(
+    address: usize,
+    header: u64,
+    (capacity, stride, count_guess): (usize, usize, usize),
+    key: &[u8],
+    depth: usize,
+) -> Option<Step<'a>> {
+    use crate::ladder::{DEPENDENT, EMPTY_BRANCH, HEADER, WINDOW};
+    let stage = crate::ladder::stage();
+    // A branch that waits on `x` and is always predicted right.
+    let wait = |x: u64| Some(Step::Done((x == u64::MAX).then_some(&[][..])));
+    match stage {
+        HEADER => return wait(header),
+        WINDOW | EMPTY_BRANCH => {}
+        _ if stage > DEPENDENT => {
+            return wait(crate::ladder::dependent_adds(header, stage - DEPENDENT));
+        }
+        _ => return None,
+    }
+    // As in the probe: the fence is read only once the header agrees with the hint.
+    let len = node::hinted_pack_len(header, capacity, stride, key.len().wrapping_sub(depth))?;
+    // SAFETY: a hinted word names a live pack, not written or freed during 'a (the caller's
+    // contract), whose header agrees with the hint, which makes `len` its length.
+    let image = unsafe { raw::image::<'a>(address, len) };
+    let count = ((header >> 16) & 0xFFFF) as usize;
+    let run = node::search::window_eq(
+        image.get(node::PACK_HEADER_LEN..)?,
+        capacity,
+        count,
+        count_guess,
+        *key.get(depth)?,
+    )
+    .map_or(u64::MAX - 1, |(_, _, run)| run as u64);
+    if stage == EMPTY_BRANCH && run == 0 {
+        return Some(Step::Done(None));
+    }
+    wait(run)
 }
 
 /// [`step`] at a heap leaf or pack (not answered from a hinted word's layout) at `address`.
