@@ -240,7 +240,7 @@ fn ladder_cut<'a>(
     match stage {
         HEADER => return wait(header),
         WINDOW | EMPTY_BRANCH => {}
-        _ if stage > DEPENDENT => {
+        _ if stage >= DEPENDENT => {
             return wait(crate::ladder::dependent_adds(header, stage - DEPENDENT));
         }
         _ => return None,
