@@ -16,8 +16,10 @@
 //! - [`Stage::HeaderDependent`]`(n)`: as `Header`, with `24 * n` more instructions (four chains
 //!   of register adds) that wait for the header, then the branch.
 //! - [`Stage::ExactRecord`]: the whole probe, its answers right, but the pack's record lines
-//!   are prefetched at the record's true address from [`set_record_oracle`]'s list (one
-//!   address a lookup, in order) instead of at the word's guess.
+//!   are prefetched at the record's true address from [`set_record_oracle`]'s list instead of
+//!   at the word's guess. The list holds one address per hinted pack met, in order, so it
+//!   suits `get` on a tree whose every lookup meets one hinted pack (random 8-byte keys); for
+//!   absent keys it holds 0s, and no record line is prefetched.
 
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
