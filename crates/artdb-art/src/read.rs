@@ -497,44 +497,37 @@ impl<'a> View<'a> {
         for key in keys {
             check_key(key)?;
         }
-        let mut fast = [Fast::Done(None); GET_MANY_GROUP_LEN];
+        let mut values = [None; GET_MANY_GROUP_LEN];
+        let mut slow = [(self.root, 0usize); GET_MANY_GROUP_LEN];
         for group in keys.chunks(GET_MANY_GROUP_LEN) {
             // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its
             // heap images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
-            unsafe { read_fast::get_group(self.root, group, &mut fast) };
+            let slow_lanes =
+                unsafe { read_fast::get_group(self.root, group, &mut values, &mut slow) };
             let base = out.len();
-            // The values first, in one pass without a capacity check per key (`extend` of a
-            // slice's map); the lookups the fast walk handed back are gathered only if there
-            // are any (heap trees: none), so their arrays cost nothing otherwise.
-            let outcomes = &fast[..group.len().min(GET_MANY_GROUP_LEN)];
-            let mut any_slow = false;
-            out.extend(outcomes.iter().map(|outcome| match *outcome {
-                Fast::Done(value) => value,
-                Fast::Slow(..) => {
-                    any_slow = true;
-                    None
-                }
-            }));
-            if any_slow {
-                let mut slow = [(self.root, 0usize); GET_MANY_GROUP_LEN];
+            out.extend_from_slice(&values[..group.len().min(GET_MANY_GROUP_LEN)]);
+            // The lookups the fast walk handed back (heap trees: none) are gathered only if
+            // there are any, so their arrays cost nothing otherwise.
+            if slow_lanes != 0 {
+                let mut starts = [(self.root, 0usize); GET_MANY_GROUP_LEN];
                 let mut slow_index = [0usize; GET_MANY_GROUP_LEN];
                 let mut slow_keys: [&[u8]; GET_MANY_GROUP_LEN] = [&[]; GET_MANY_GROUP_LEN];
                 let mut slow_len = 0;
-                for (i, outcome) in outcomes.iter().enumerate() {
-                    if let Fast::Slow(slot, depth) = *outcome {
-                        slow[slow_len] = (slot, depth);
+                for (i, key) in group.iter().enumerate().take(GET_MANY_GROUP_LEN) {
+                    if slow_lanes & (1 << i) != 0 {
+                        starts[slow_len] = slow[i];
                         slow_index[slow_len] = base + i;
-                        slow_keys[slow_len] = group[i];
+                        slow_keys[slow_len] = key;
                         slow_len += 1;
                     }
                 }
-                let mut values = [None; GET_MANY_GROUP_LEN];
+                let mut found = [None; GET_MANY_GROUP_LEN];
                 self.get_group(
                     &slow_keys[..slow_len],
-                    &slow[..slow_len],
-                    &mut values[..slow_len],
+                    &starts[..slow_len],
+                    &mut found[..slow_len],
                 )?;
-                for (j, value) in values.iter().take(slow_len).enumerate() {
+                for (j, value) in found.iter().take(slow_len).enumerate() {
                     out[slow_index[j]] = *value;
                 }
             }

@@ -346,100 +346,162 @@ const GROUP_FIRST_ROUND_LEVELS: usize = 2;
 /// another. The first round takes each lookup through up to [`GROUP_FIRST_ROUND_LEVELS`] inner
 /// nodes in one go (the top of a tree, in cache for every key of a large one) and stops it at
 /// the first word past them, whose lines it prefetches; each later round advances every lookup
-/// still in inner nodes by one level (a list of their indices, compacted each round). A lookup
-/// that reaches a pack has its fence searched in the round after its prefetch (from the word's
-/// hint when it has one, else from the header) and its record lines prefetched; a dense pack's
-/// value is found in that round and its line prefetched. All record compares run after the
-/// last walk round, when those lines had the longest time to arrive. `out[i]` receives
-/// `keys[i]`'s outcome; a `Fast::Slow` is for the general path to finish.
+/// still in inner nodes by one level (the lookups still walking are the set bits of a mask, so
+/// a round keeps no list). A lookup that reaches a pack has its fence searched in the round
+/// after its prefetch (from the word's hint when it has one, else from the header) and its
+/// record lines prefetched; a dense pack's value is found in that round and its line
+/// prefetched. All record compares run after the last walk round, when those lines had the
+/// longest time to arrive. `values[i]` receives `keys[i]`'s value (`None` when it is absent);
+/// the lookups the general path must finish are the set bits of the mask returned, each with
+/// the slot and depth to continue from in `slow[i]` (and `None` in `values[i]`). Only the first
+/// `keys.len()` (at most [`GET_MANY_GROUP_LEN`]) entries are written.
 ///
 /// # Safety
 /// As for [`get`].
-pub(crate) unsafe fn get_group<'a>(root: &'a [u8; 8], keys: &[&[u8]], out: &mut [Fast<'a>]) {
-    let len = keys.len().min(GET_MANY_GROUP_LEN).min(out.len());
-    let mut slots = [root; GET_MANY_GROUP_LEN];
-    let mut depths = [0usize; GET_MANY_GROUP_LEN];
-    // Indices (into `keys`) of the lookups still walking, in order.
-    let mut walking = [0usize; GET_MANY_GROUP_LEN];
-    for (i, index) in walking.iter_mut().enumerate().take(len) {
-        *index = i;
+pub(crate) unsafe fn get_group<'a>(
+    root: &'a [u8; 8],
+    keys: &[&[u8]],
+    values: &mut [Option<&'a [u8]>; GET_MANY_GROUP_LEN],
+    slow: &mut [(&'a [u8; 8], usize); GET_MANY_GROUP_LEN],
+) -> u32 {
+    let len = keys.len().min(GET_MANY_GROUP_LEN);
+    let mut group = Group {
+        keys: &keys[..len],
+        values,
+        slow,
+        slow_lanes: 0,
+        slots: [root; GET_MANY_GROUP_LEN],
+        depths: [0usize; GET_MANY_GROUP_LEN],
+        hinted_runs: [None; GET_MANY_GROUP_LEN],
+        general_runs: [None; GET_MANY_GROUP_LEN],
+        walking: 0,
+        hinted: 0,
+        general: 0,
+    };
+    for i in 0..len {
+        // SAFETY: the root slot of this version (caller).
+        let step = unsafe { advance::<GROUP_FIRST_ROUND_LEVELS>(root, 0, group.keys[i]) };
+        group.settle(i, step);
     }
-    let mut walking_len = len;
-    // Lookups whose fence search is done: what their record compare needs.
-    let mut at_pack = [AtPack::None; GET_MANY_GROUP_LEN];
-    let mut levels = GROUP_FIRST_ROUND_LEVELS;
-    while walking_len > 0 {
-        let mut still = 0usize;
-        for w in 0..walking_len {
-            // `i < len`, which bounds every array here.
-            let i = walking[w];
-            let key = keys[i];
-            let mut slot = slots[i];
-            let mut depth = depths[i];
-            let mut left = levels;
-            let step = loop {
-                // SAFETY: a slot of this version (caller): the group's start or a child slot a
-                // step of this version returned.
-                match unsafe { step::<true>(slot, depth, key) } {
-                    Step::Descend(child, next) => {
-                        left -= 1;
-                        let bits = word::load(child);
-                        if left > 0 && bits & TAG_MASK == TAG_HEAP_NODE && bits != 0 {
-                            slot = child;
-                            depth = next;
-                            continue;
-                        }
-                        prefetch_for_split(bits, key, next);
-                        break Step::Descend(child, next);
-                    }
-                    other => break other,
-                }
-            };
-            match step {
-                Step::Descend(child, next) => {
-                    slots[i] = child;
-                    depths[i] = next;
-                    walking[still] = i;
-                    still += 1;
-                }
-                Step::Pack(image, layout, probe) => {
-                    let address = image.as_ptr() as usize;
-                    raw::prefetch(address + probe.record_at);
-                    raw::prefetch(address + probe.record_at + 63);
-                    at_pack[i] = AtPack::General(image, layout, probe);
-                }
-                Step::Hinted(run) => {
-                    raw::prefetch(run.address());
-                    raw::prefetch(run.address() + 63);
-                    at_pack[i] = AtPack::Hinted(run);
-                }
-                Step::Done(value) => out[i] = Fast::Done(value),
-                Step::Slow(slot, depth) => out[i] = Fast::Slow(slot, depth),
-            }
+    while group.walking != 0 {
+        let mut lanes = group.walking;
+        group.walking = 0;
+        while lanes != 0 {
+            // A set bit of a 16-bit mask: under GET_MANY_GROUP_LEN, and under `len` (only
+            // lanes below it are ever set).
+            let i = lanes.trailing_zeros() as usize % GET_MANY_GROUP_LEN;
+            lanes &= lanes - 1;
+            let (slot, depth) = (group.slots[i], group.depths[i]);
+            // SAFETY: a child slot of this version that a step of this version returned.
+            let step = unsafe { advance::<1>(slot, depth, group.keys[i]) };
+            group.settle(i, step);
         }
-        walking_len = still;
-        levels = 1;
     }
-    for (i, pack) in at_pack.iter().enumerate().take(len) {
-        match *pack {
-            AtPack::None => {}
-            AtPack::General(image, layout, probe) => {
-                out[i] = Fast::Done(probe_records(image, &layout, keys[i], probe));
+    let mut lanes = group.hinted;
+    while lanes != 0 {
+        let i = lanes.trailing_zeros() as usize % GET_MANY_GROUP_LEN;
+        lanes &= lanes - 1;
+        if let Some(run) = group.hinted_runs[i] {
+            group.values[i] = probe_hinted_records(run, group.keys[i]);
+        }
+    }
+    let mut lanes = group.general;
+    while lanes != 0 {
+        let i = lanes.trailing_zeros() as usize % GET_MANY_GROUP_LEN;
+        lanes &= lanes - 1;
+        if let Some((image, layout, probe)) = group.general_runs[i] {
+            group.values[i] = probe_records(image, &layout, group.keys[i], probe);
+        }
+    }
+    group.slow_lanes
+}
+
+const _: () = assert!(GET_MANY_GROUP_LEN.is_power_of_two() && GET_MANY_GROUP_LEN <= 16);
+
+/// Advances a group walk's lookup of `key` from `slot` at `depth` by up to `LEVELS` inner
+/// nodes (each level after the first only while the child is a heap inner node, whose lines a
+/// cache holds at the top of a tree), prefetching the lines of the word it stops at.
+///
+/// # Safety
+/// As for [`step`].
+#[inline(always)]
+unsafe fn advance<'a, const LEVELS: usize>(
+    mut slot: &'a [u8; 8],
+    mut depth: usize,
+    key: &[u8],
+) -> Step<'a> {
+    let mut left = LEVELS;
+    loop {
+        // SAFETY: a slot of this version (caller), or a child slot a step of it returned.
+        match unsafe { step::<true>(slot, depth, key) } {
+            Step::Descend(child, next) => {
+                left -= 1;
+                let bits = word::load(child);
+                if left > 0 && bits & TAG_MASK == TAG_HEAP_NODE && bits != 0 {
+                    slot = child;
+                    depth = next;
+                    continue;
+                }
+                prefetch_for_split(bits, key, next);
+                return Step::Descend(child, next);
             }
-            AtPack::Hinted(run) => out[i] = Fast::Done(probe_hinted_records(run, keys[i])),
+            other => return other,
         }
     }
 }
 
-/// A group walk's lookup whose fence search is done, waiting for its record compare.
-#[derive(Clone, Copy)]
-enum AtPack<'a> {
-    /// Not at a pack (still walking, or finished).
-    None,
+/// A group walk's state (see [`get_group`]): each lookup's lane `i` holds its slot and depth
+/// while it walks (bit `i` of `walking`), or its fence search's result while its record
+/// compare waits (bit `i` of `hinted` or of `general`, by the fence step that ran); a lookup
+/// for the general path has bit `i` of `slow_lanes` and its place in `slow[i]`.
+struct Group<'a, 'k, 'o> {
+    keys: &'k [&'k [u8]],
+    values: &'o mut [Option<&'a [u8]>; GET_MANY_GROUP_LEN],
+    slow: &'o mut [(&'a [u8; 8], usize); GET_MANY_GROUP_LEN],
+    slow_lanes: u32,
+    slots: [&'a [u8; 8]; GET_MANY_GROUP_LEN],
+    depths: [usize; GET_MANY_GROUP_LEN],
+    /// A hinted pack's run, searched from its word's hint.
+    hinted_runs: [Option<HintedRun<'a>>; GET_MANY_GROUP_LEN],
     /// A pack searched by the general fence step: its image, layout and probe.
-    General(&'a [u8], Layout, Probe),
-    /// A hinted pack searched from its word's hint.
-    Hinted(HintedRun<'a>),
+    general_runs: [Option<(&'a [u8], Layout, Probe)>; GET_MANY_GROUP_LEN],
+    walking: u32,
+    hinted: u32,
+    general: u32,
+}
+
+impl<'a> Group<'a, '_, '_> {
+    /// Records where lane `i`'s round left it.
+    #[inline(always)]
+    fn settle(&mut self, i: usize, step: Step<'a>) {
+        let i = i % GET_MANY_GROUP_LEN;
+        match step {
+            Step::Descend(child, next) => {
+                self.slots[i] = child;
+                self.depths[i] = next;
+                self.walking |= 1 << i;
+            }
+            Step::Pack(image, layout, probe) => {
+                let address = image.as_ptr() as usize;
+                raw::prefetch(address + probe.record_at);
+                raw::prefetch(address + probe.record_at + 63);
+                self.general_runs[i] = Some((image, layout, probe));
+                self.general |= 1 << i;
+            }
+            Step::Hinted(run) => {
+                raw::prefetch(run.address());
+                raw::prefetch(run.address() + 63);
+                self.hinted_runs[i] = Some(run);
+                self.hinted |= 1 << i;
+            }
+            Step::Done(value) => self.values[i] = value,
+            Step::Slow(slot, depth) => {
+                self.values[i] = None;
+                self.slow[i] = (slot, depth);
+                self.slow_lanes |= 1 << i;
+            }
+        }
+    }
 }
 
 const _: () = assert!(HEADER_LEN == core::mem::size_of::<Header>());
