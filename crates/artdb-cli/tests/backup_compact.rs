@@ -159,14 +159,20 @@ fn compact_shrinks_a_churned_file_in_the_same_command() {
 /// transactions (key `n` and `counter` = n in each) with checkpoints and compactions between, so
 /// pages are reused and the log is recycled while the backups copy. Every backup must be one
 /// committed state: `counter` = n and exactly the keys 0..=n.
+///
+/// No timing is assumed: the backups start once the writer has committed 50 transactions, and
+/// go on (5 at least, 50 at most) until it has committed one more while they ran (a loaded
+/// machine once let a durable writer commit only 100 in the 300 ms this test used to sleep).
 #[test]
 fn backup_while_another_process_writes_is_one_committed_state() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use std::time::{Duration, Instant};
     let dir = TempDir::new("backup-live");
     let file = dir.file("db.artdb");
     let db = artdb::Db::create(&file, artdb::Options::default()).unwrap();
     db.create_table("t").unwrap();
     let stop = AtomicBool::new(false);
+    let committed = AtomicU32::new(0);
     let backups = std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
             let mut n = 0u32;
@@ -182,19 +188,34 @@ fn backup_while_another_process_writes_is_one_committed_state() {
                     db.compact().unwrap();
                 }
                 n += 1;
+                committed.store(n, Ordering::Relaxed);
             }
             n
         });
         let mut made = Vec::new();
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        for round in 0..5 {
+        let waited = Instant::now();
+        while committed.load(Ordering::Relaxed) < 50 && waited.elapsed() < Duration::from_secs(120)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let before = committed.load(Ordering::Relaxed);
+        let mut round = 0;
+        while before >= 50
+            && (round < 5 || (committed.load(Ordering::Relaxed) == before && round < 50))
+        {
             let dest = dir.file(&format!("copy{round}.artdb"));
             let output = artdb(&["backup", path_str(&file), path_str(&dest)]);
             made.push((dest, output));
+            round += 1;
         }
+        let during = committed.load(Ordering::Relaxed) - before;
         // Stop the writer before any assertion, so a failure cannot leave the scope waiting.
         stop.store(true, Ordering::Relaxed);
         let written = writer.join().unwrap();
+        assert!(
+            before >= 50,
+            "the writer committed only {before} transactions in 120 s"
+        );
         for (round, (_, output)) in made.iter().enumerate() {
             assert!(
                 output.status.success(),
@@ -202,9 +223,11 @@ fn backup_while_another_process_writes_is_one_committed_state() {
                 String::from_utf8_lossy(&output.stderr)
             );
         }
-        let made: Vec<_> = made.into_iter().map(|(dest, _)| dest).collect();
-        assert!(written > 100, "the writer committed only {written}");
-        made
+        assert!(
+            during > 0,
+            "the writer committed nothing during {round} backups ({written} in all)"
+        );
+        made.into_iter().map(|(dest, _)| dest).collect::<Vec<_>>()
     });
     for dest in &backups {
         let dest = path_str(dest);
