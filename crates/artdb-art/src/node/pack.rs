@@ -1044,9 +1044,9 @@ pub(crate) fn probe_hinted<'a>(
 /// keys' non-empty runs) compares one record, a run of two (33%) two, a longer one all
 /// [`RUN_BRANCH_FREE_MAX`] (session 21): each record compared is about five instructions that
 /// wait for the record's line. The branch on the run's length waits only for the fence's, and
-/// a mispredicted one costs less than the compares it saves (in one process, `lookup_profile
-/// 10000000 MODE random 8`: `get` and absent keys 5-18% faster in most rounds than with four
-/// compares always; docs/art.md, "Records compared by the run's length").
+/// a mispredicted one cost less than the compares it saves (in one process, `lookup_profile
+/// 10000000 MODE random 8`, three runs against four compares always: absent keys 6-18%
+/// faster, `get` -4% to +9%; docs/art.md, "Records compared by the run's length").
 #[inline(always)]
 fn run_match(records: &[u8], run: usize, stride: usize, width: usize, key: &[u8]) -> Option<usize> {
     match run {
