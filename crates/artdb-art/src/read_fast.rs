@@ -1,4 +1,5 @@
-//! The heap-only lookup fast path used by `View::get`.
+//! The heap-only lookup fast path used by `View::get`, and its group walk used by
+//! `View::get_many` ([`get_group`]).
 //!
 //! A lookup in a tree that lives on the heap needs none of the checks persisted images need
 //! (kind, length, count, depth, offset order: see `read.rs`): every heap word reachable from a
@@ -7,8 +8,9 @@
 //! and searching the kind's body directly (Node256: the slot of the byte; Node48: the index
 //! byte; Node16: SSE2; Node4: a scan), with no `Result`, no `Entry` enum and no allocation.
 //!
-//! Whatever it does not handle it hands back as [`Fast::Slow`] with the slot and depth reached,
-//! and the general path (`View::get`) continues from there: persisted words (checked there),
+//! Whatever it does not handle it hands back with the slot and depth reached ([`Fast::Slow`]
+//! from [`get`], a bit of the returned mask from [`get_group`]), and the general path continues
+//! from there: persisted words (checked there),
 //! invalid tags, prefixes longer than the header holds, and keys that end at an inner node
 //! (value slots). A slot reached through heap nodes only has a heap parent, so the general path
 //! continues with no persisted parent.
@@ -387,8 +389,8 @@ pub(crate) unsafe fn get_group<'a>(
         let mut lanes = group.walking;
         group.walking = 0;
         while lanes != 0 {
-            // A set bit of a 16-bit mask: under GET_MANY_GROUP_LEN, and under `len` (only
-            // lanes below it are ever set).
+            // A set bit of the mask: under GET_MANY_GROUP_LEN, and under `len` (only lanes
+            // below it are ever set).
             let i = lanes.trailing_zeros() as usize % GET_MANY_GROUP_LEN;
             lanes &= lanes - 1;
             let (slot, depth) = (group.slots[i], group.depths[i]);
@@ -416,7 +418,8 @@ pub(crate) unsafe fn get_group<'a>(
     group.slow_lanes
 }
 
-const _: () = assert!(GET_MANY_GROUP_LEN.is_power_of_two() && GET_MANY_GROUP_LEN <= 16);
+// The lane masks are `u32`s; a power of two makes the lanes' `% GET_MANY_GROUP_LEN` an `and`.
+const _: () = assert!(GET_MANY_GROUP_LEN.is_power_of_two() && GET_MANY_GROUP_LEN <= 32);
 
 /// Advances a group walk's lookup of `key` from `slot` at `depth` by up to `LEVELS` inner
 /// nodes (each level after the first only while the child is a heap inner node, whose lines a
