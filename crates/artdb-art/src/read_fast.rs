@@ -347,7 +347,8 @@ const GROUP_FIRST_ROUND_LEVELS: usize = 2;
 /// reads next, so that the cache misses of different keys overlap instead of following one
 /// another. The first round takes each lookup through up to [`GROUP_FIRST_ROUND_LEVELS`] inner
 /// nodes in one go (the top of a tree, in cache for every key of a large one) and stops it at
-/// the first word past them, whose lines it prefetches; each later round advances every lookup
+/// the first word past them, whose lines it prefetches (a heap Node256 root, every large
+/// tree's, is read once for the group, not once a lookup); each later round advances every lookup
 /// still in inner nodes by one level (the lookups still walking are the set bits of a mask, so
 /// a round keeps no list). A lookup that reaches a pack has its fence searched in the round
 /// after its prefetch (from the word's hint when it has one, else from the header) and its
@@ -380,10 +381,41 @@ pub(crate) unsafe fn get_group<'a>(
         hinted: 0,
         general: 0,
     };
-    for i in 0..len {
-        // SAFETY: the root slot of this version (caller).
-        let step = unsafe { advance::<GROUP_FIRST_ROUND_LEVELS>(root, 0, group.keys[i]) };
-        group.settle(i, step);
+    // SAFETY: the root slot of this version (caller).
+    match unsafe { heap_node256(root) } {
+        Some((header, node)) => {
+            // A heap Node256 root (every large tree's): its header was read once for the
+            // group, so each lookup's first level is its prefix compare and one child load.
+            for i in 0..len {
+                let key = group.keys[i];
+                let step = match past_prefix(header, key, 0) {
+                    Ok((byte, at)) => match node.find(byte) {
+                        // The second of the round's GROUP_FIRST_ROUND_LEVELS levels, if the
+                        // child is an inner node (as in `advance`).
+                        Some(child) => {
+                            let bits = word::load(child);
+                            if bits & TAG_MASK == TAG_HEAP_NODE && bits != 0 {
+                                // SAFETY: a child slot of this version's root.
+                                unsafe { advance::<1>(child, at + 1, key) }
+                            } else {
+                                prefetch_for_split(bits, key, at + 1);
+                                Step::Descend(child, at + 1)
+                            }
+                        }
+                        None => Step::Done(None),
+                    },
+                    Err(absent) => exit(absent, root, 0),
+                };
+                group.settle(i, step);
+            }
+        }
+        None => {
+            for i in 0..len {
+                // SAFETY: the root slot of this version (caller).
+                let step = unsafe { advance::<GROUP_FIRST_ROUND_LEVELS>(root, 0, group.keys[i]) };
+                group.settle(i, step);
+            }
+        }
     }
     while group.walking != 0 {
         let mut lanes = group.walking;
@@ -451,6 +483,30 @@ unsafe fn advance<'a, const LEVELS: usize>(
             other => return other,
         }
     }
+}
+
+/// The header and node of the heap Node256 that `slot` names, if it names one (borrowed for as
+/// long as the slot).
+///
+/// # Safety
+/// As for [`step`], with `'a` the slot's borrow.
+#[inline(always)]
+unsafe fn heap_node256(slot: &[u8; 8]) -> Option<(&Header, &Node256)> {
+    let bits = word::load(slot);
+    if bits & TAG_MASK != TAG_HEAP_NODE || bits == 0 {
+        return None;
+    }
+    let address = bits as usize;
+    // SAFETY: a heap node word names a live inner image (at least a header) of this version,
+    // unchanged during the slot's borrow (caller).
+    let header = unsafe { heap_view::<Header>(address) }?;
+    if header.kind != KIND_NODE256 {
+        return None;
+    }
+    // SAFETY: a live Node256 image (its header's kind), unchanged during the slot's borrow
+    // (caller).
+    let node = unsafe { heap_view::<Node256>(address) }?;
+    Some((header, node))
 }
 
 /// A group walk's state (see [`get_group`]): each lookup's lane `i` holds its slot and depth
