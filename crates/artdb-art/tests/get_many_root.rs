@@ -18,8 +18,10 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 struct Shape {
     prefix: Vec<u8>,
-    /// (first byte, keys under it, key length after the first byte, value length)
-    children: Vec<(u8, usize, usize, usize)>,
+    /// (first byte, keys under it, key length after the first byte, value length, whether the
+    /// keys under it count up from 0 in their last bytes: 256 of them make a dense pack whose
+    /// prefix is the bytes between the first and the last)
+    children: Vec<(u8, usize, usize, usize, bool)>,
     seed: u64,
 }
 
@@ -30,9 +32,15 @@ fn shape() -> impl Strategy<Value = Shape> {
         prop::collection::btree_map(
             any::<u8>(),
             (
-                prop_oneof![3 => Just(1usize), 2 => 2usize..8, 1 => 8usize..300],
+                prop_oneof![
+                    3 => Just(1usize),
+                    2 => 2usize..8,
+                    1 => 8usize..300,
+                    1 => Just(256usize)
+                ],
                 0usize..6,
                 0usize..12,
+                any::<bool>(),
             ),
             49..=256,
         ),
@@ -42,7 +50,9 @@ fn shape() -> impl Strategy<Value = Shape> {
             prefix,
             children: children
                 .into_iter()
-                .map(|(byte, (count, len, value_len))| (byte, count, len, value_len))
+                .map(|(byte, (count, len, value_len, sequential))| {
+                    (byte, count, len, value_len, sequential)
+                })
                 .collect(),
             seed,
         })
@@ -60,14 +70,18 @@ fn build(shape: &Shape) -> (Tree, BTreeMap<Vec<u8>, Vec<u8>>) {
     let mut tree = Tree::new();
     let mut model = BTreeMap::new();
     let mut state = shape.seed;
-    for &(byte, count, len, value_len) in &shape.children {
+    for &(byte, count, len, value_len, sequential) in &shape.children {
         for i in 0..count {
             state = splitmix(state);
             let mut key = shape.prefix.clone();
             key.push(byte);
             // Keys under one first byte: `len` bytes after it, spread (a few dense runs when
             // there are many keys and the length is short).
-            let tail = if len <= 1 { i as u64 } else { state };
+            let tail = if len <= 1 || sequential {
+                i as u64
+            } else {
+                state
+            };
             key.extend((0..len).map(|j| (tail >> (8 * (len - 1 - j).min(7))) as u8));
             let value: Vec<u8> = (0..value_len)
                 .map(|j| (state >> (j % 8)) as u8 ^ j as u8)
@@ -80,7 +94,8 @@ fn build(shape: &Shape) -> (Tree, BTreeMap<Vec<u8>, Vec<u8>>) {
 }
 
 /// Queries: every stored key, each changed in its last byte, cut short by one byte and grown
-/// by one, and keys that leave the root's prefix, end inside it or right after it.
+/// by one, every fifth changed in each of its bytes in turn (inside a pack's prefix, too), and
+/// keys that leave the root's prefix, end inside it or right after it.
 fn queries(shape: &Shape, model: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<Vec<u8>> {
     let mut queries: Vec<Vec<u8>> = Vec::new();
     for key in model.keys() {
@@ -94,6 +109,13 @@ fn queries(shape: &Shape, model: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<Vec<u8>> {
         let mut longer = key.clone();
         longer.push(0);
         queries.push(longer);
+    }
+    for key in model.keys().step_by(5) {
+        for at in 0..key.len() {
+            let mut changed = key.clone();
+            changed[at] ^= 1;
+            queries.push(changed);
+        }
     }
     queries.push(Vec::new());
     for cut in 0..=shape.prefix.len() {
