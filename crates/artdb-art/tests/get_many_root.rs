@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 mod common;
 use common::scale;
+#[path = "../examples/common/splitmix.rs"]
+mod stream;
+use stream::splitmix;
 
 use artdb_art::Tree;
 use proptest::prelude::*;
@@ -56,14 +59,6 @@ fn shape() -> impl Strategy<Value = Shape> {
                 .collect(),
             seed,
         })
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 fn build(shape: &Shape) -> (Tree, BTreeMap<Vec<u8>, Vec<u8>>) {
