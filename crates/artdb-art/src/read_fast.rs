@@ -383,12 +383,12 @@ pub(crate) unsafe fn get_group<'a>(
     };
     // SAFETY: the root slot of this version (caller).
     match unsafe { heap_node256(root) } {
-        Some((header, node)) => {
+        Some(node) => {
             // A heap Node256 root (every large tree's): its header was read once for the
             // group, so each lookup's first level is its prefix compare and one child load.
             for i in 0..len {
                 let key = group.keys[i];
-                let step = match past_prefix(header, key, 0) {
+                let step = match past_prefix(&node.header, key, 0) {
                     Ok((byte, at)) => match node.find(byte) {
                         // The second of the round's GROUP_FIRST_ROUND_LEVELS levels, if the
                         // child is an inner node (as in `advance`).
@@ -485,13 +485,13 @@ unsafe fn advance<'a, const LEVELS: usize>(
     }
 }
 
-/// The header and node of the heap Node256 that `slot` names, if it names one (borrowed for as
-/// long as the slot).
+/// The heap Node256 that `slot` names, if it names one (borrowed for as long as the slot). Its
+/// header is read first: only its kind makes viewing the image as a Node256 sound.
 ///
 /// # Safety
 /// As for [`step`], with `'a` the slot's borrow.
 #[inline(always)]
-unsafe fn heap_node256(slot: &[u8; 8]) -> Option<(&Header, &Node256)> {
+unsafe fn heap_node256(slot: &[u8; 8]) -> Option<&Node256> {
     let bits = word::load(slot);
     if bits & TAG_MASK != TAG_HEAP_NODE || bits == 0 {
         return None;
@@ -505,8 +505,7 @@ unsafe fn heap_node256(slot: &[u8; 8]) -> Option<(&Header, &Node256)> {
     }
     // SAFETY: a live Node256 image (its header's kind), unchanged during the slot's borrow
     // (caller).
-    let node = unsafe { heap_view::<Node256>(address) }?;
-    Some((header, node))
+    unsafe { heap_view::<Node256>(address) }
 }
 
 /// A group walk's state (see [`get_group`]): each lookup's lane `i` holds its slot and depth
