@@ -25,7 +25,8 @@ use crate::bitmap;
 use crate::storage::Storage;
 use crate::tree::BlockTree;
 use crate::value::{
-    embedded_contains, embedded_len, fits_embedded, Encoded, Handle, Value, EMBEDDED_OFFSETS_MAX,
+    embedded_contains, embedded_len, fits_embedded, lookup, Encoded, Handle, Lookup, Value,
+    EMBEDDED_OFFSETS_MAX,
 };
 use crate::Error;
 
@@ -158,6 +159,17 @@ impl TidStore {
     #[inline]
     pub fn contains(&self, block: u32, offset: u16) -> Result<bool, Error> {
         self.check_offset(block, offset)?;
+        if !self.appended.covers(block) {
+            // A tree block: its stored bytes are tested for `offset` as they are, without the
+            // decode's checks of their canonical form (`value::lookup`; `verify` checks that).
+            let Some(bytes) = self.tree.get_bytes(block)? else {
+                return Ok(false);
+            };
+            return match lookup(block, bytes, offset)? {
+                Lookup::Answer(found) => Ok(found),
+                Lookup::Bitmap(handle) => Ok(bitmap::contains(self.bitmap(block, handle)?, offset)),
+            };
+        }
         match self.value_of(block)? {
             None => Ok(false),
             Some(Value::Embedded(offsets)) => Ok(embedded_contains(&offsets, offset)),

@@ -94,6 +94,13 @@ impl BlockTree {
         Ok(pairs)
     }
 
+    /// The stored bytes of `block`'s value, if it has one (not decoded: a membership test reads
+    /// them with [`crate::value::lookup`]).
+    #[inline]
+    pub(crate) fn get_bytes(&self, block: u32) -> Result<Option<&[u8]>, Error> {
+        Ok(self.tree.get(&key(block))?)
+    }
+
     /// The decoded value of `block`, if it has one.
     #[inline]
     pub(crate) fn get(&self, block: u32) -> Result<Option<Value>, Error> {

@@ -283,6 +283,58 @@ impl Value {
     }
 }
 
+/// What a block's stored value says about one offset ([`lookup`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// An embedded or packed value: whether it holds the offset.
+    Answer(bool),
+    /// A bitmap value: the answer is in the bitmap this handle names.
+    Bitmap(Handle),
+}
+
+/// Whether the value `bytes` stored for `block` holds `offset` (nonzero), read straight from
+/// the bytes: each embedded or packed slot compared with `offset` (a padding slot is 0, which
+/// no offset is), with none of [`Value::decode`]'s checks that the offsets ascend or that a
+/// packed value is canonical. Those checks guard against a bug in this crate, not against
+/// outside input (a store's values are only ever written by its encoder), and [`Value::decode`]
+/// on every write path and `verify` keep making them; a membership test answers what the bytes
+/// hold. A length no form has, a handle with a wrong marker byte or with zero words is still
+/// `Error::CorruptValue`. (W4's random lookups: about 70 of a probe's ~250 instructions were
+/// the decode and its checks.)
+#[inline]
+pub(crate) fn lookup(block: u32, bytes: &[u8], offset: u16) -> Result<Lookup, Error> {
+    let corrupt = |kind| Error::CorruptValue { block, kind };
+    let is = |a: u8, b: u8| u16::from_le_bytes([a, b]) == offset;
+    match *bytes {
+        [a0, a1] => Ok(Lookup::Answer(is(a0, a1))),
+        [a0, a1, b0, b1] => Ok(Lookup::Answer(is(a0, a1) | is(b0, b1))),
+        [a0, a1, b0, b1, c0, c1] => Ok(Lookup::Answer(is(a0, a1) | is(b0, b1) | is(c0, c1))),
+        [p0, p1, p2, p3, p4, p5, p6] if p6 & 0x80 == 0 => {
+            let packed = u64::from_le_bytes([p0, p1, p2, p3, p4, p5, p6, 0]);
+            // An offset above PACKED_OFFSET_MAX matches no slot, as it is in no packed value.
+            let mut hit = false;
+            for i in 0..EMBEDDED_OFFSETS_MAX as u32 {
+                hit |= (packed >> (PACKED_OFFSET_BITS * i)) as u16 & PACKED_OFFSET_MAX == offset;
+            }
+            Ok(Lookup::Answer(hit))
+        }
+        [i0, i1, i2, i3, w0, w1, marker] => {
+            let words = u16::from_le_bytes([w0, w1]);
+            if marker != HANDLE_MARKER {
+                return Err(corrupt("a bitmap handle has a wrong marker byte"));
+            }
+            if words == 0 {
+                return Err(corrupt("a bitmap handle has zero words"));
+            }
+            Ok(Lookup::Bitmap(Handle {
+                index: u32::from_le_bytes([i0, i1, i2, i3]),
+                words,
+            }))
+        }
+        _ => Err(corrupt("its length is not 2, 4, 6 or 7 bytes")),
+    }
+}
+
 /// Whether a padded embedded list holds `offset` (not 0: padding would match it). Branch-free
 /// (one compare per slot, or-ed), since a lookup's answer is unpredictable.
 #[inline]
@@ -451,5 +503,83 @@ mod tests {
                 assert_eq!(value.encode().as_bytes(), &input[..], "{input:?}");
             }
         }
+    }
+
+    /// The answer `Value::decode` then a membership test give for `offset` in `bytes`.
+    fn decoded_answer(bytes: &[u8], offset: u16) -> Option<Lookup> {
+        match Value::decode(5, bytes).ok()? {
+            Value::Embedded(offsets) => Some(Lookup::Answer(embedded_contains(&offsets, offset))),
+            Value::Bitmap(handle) => Some(Lookup::Bitmap(handle)),
+        }
+    }
+
+    #[test]
+    fn lookup_agrees_with_decode_on_every_canonical_value() {
+        // Every form, from the offsets drawn here, tested at every offset a value can hold and
+        // at the ones around the packed form's bound and the top of u16.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let probes: Vec<u16> = (1..=2100)
+            .chain([4095, 4096, u16::MAX - 1, u16::MAX])
+            .collect();
+        for round in 0..600 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let count = 1 + (state % 5) as usize;
+            let bound = if round % 3 == 0 {
+                u16::MAX
+            } else {
+                PACKED_OFFSET_MAX
+            };
+            let mut offsets: Vec<u16> = (0..count)
+                .map(|i| 1 + ((state >> (12 * i)) % u64::from(bound)) as u16)
+                .collect();
+            offsets.sort_unstable();
+            offsets.dedup();
+            let encoded = if fits_embedded(&offsets) {
+                Encoded::embedded(&offsets)
+            } else {
+                Value::Bitmap(Handle {
+                    index: state as u32,
+                    words: 1 + (state >> 40) as u16 % 40,
+                })
+                .encode()
+            };
+            let bytes = encoded.as_bytes();
+            for &offset in &probes {
+                assert_eq!(
+                    lookup(5, bytes, offset).ok(),
+                    decoded_answer(bytes, offset),
+                    "{offsets:?} at {offset}"
+                );
+            }
+            for &offset in &offsets {
+                if fits_embedded(&offsets) {
+                    assert_eq!(lookup(5, bytes, offset).ok(), Some(Lookup::Answer(true)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_of_a_malformed_length_or_handle_is_corrupt() {
+        let bad: [&[u8]; 6] = [
+            &[],
+            &[1],
+            &[1, 0, 2],
+            &[1, 0, 2, 0, 3],
+            &[0, 0, 0, 0, 0, 0, HANDLE_MARKER],
+            &[0, 0, 0, 0, 1, 0, 0x80],
+        ];
+        for bytes in bad {
+            match lookup(3, bytes, 1) {
+                Err(Error::CorruptValue { block: 3, .. }) => {}
+                other => panic!("{bytes:?} looked up to {other:?}"),
+            }
+        }
+        assert!(matches!(
+            lookup(3, &[0; 8], 1),
+            Err(Error::CorruptValue { .. })
+        ));
     }
 }
