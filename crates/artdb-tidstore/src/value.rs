@@ -265,22 +265,34 @@ impl Value {
                 embedded_checked(offsets, count)
                     .ok_or_else(|| corrupt("packed offsets are not ascending"))
             }
-            [i0, i1, i2, i3, w0, w1, marker] => {
-                let words = u16::from_le_bytes([w0, w1]);
-                if marker != HANDLE_MARKER {
-                    return Err(corrupt("a bitmap handle has a wrong marker byte"));
-                }
-                if words == 0 {
-                    return Err(corrupt("a bitmap handle has zero words"));
-                }
-                Ok(Value::Bitmap(Handle {
-                    index: u32::from_le_bytes([i0, i1, i2, i3]),
-                    words,
-                }))
+            [.., marker] if bytes.len() == 7 && marker & 0x80 != 0 => {
+                handle_of(block, bytes).map(Value::Bitmap)
             }
             _ => Err(corrupt("its length is not 2, 4, 6 or 7 bytes")),
         }
     }
+}
+
+/// The bitmap handle of a 7-byte value whose last byte has its top bit set (the form
+/// [`Value::decode`] and [`lookup`] both read): a wrong marker byte or zero words is
+/// `Error::CorruptValue`.
+#[inline]
+fn handle_of(block: u32, bytes: &[u8]) -> Result<Handle, Error> {
+    let corrupt = |kind| Error::CorruptValue { block, kind };
+    let [i0, i1, i2, i3, w0, w1, marker] = *bytes else {
+        return Err(corrupt("its length is not 2, 4, 6 or 7 bytes"));
+    };
+    let words = u16::from_le_bytes([w0, w1]);
+    if marker != HANDLE_MARKER {
+        return Err(corrupt("a bitmap handle has a wrong marker byte"));
+    }
+    if words == 0 {
+        return Err(corrupt("a bitmap handle has zero words"));
+    }
+    Ok(Handle {
+        index: u32::from_le_bytes([i0, i1, i2, i3]),
+        words,
+    })
 }
 
 /// What a block's stored value says about one offset ([`lookup`]).
@@ -318,18 +330,8 @@ pub(crate) fn lookup(block: u32, bytes: &[u8], offset: u16) -> Result<Lookup, Er
             }
             Ok(Lookup::Answer(hit))
         }
-        [i0, i1, i2, i3, w0, w1, marker] => {
-            let words = u16::from_le_bytes([w0, w1]);
-            if marker != HANDLE_MARKER {
-                return Err(corrupt("a bitmap handle has a wrong marker byte"));
-            }
-            if words == 0 {
-                return Err(corrupt("a bitmap handle has zero words"));
-            }
-            Ok(Lookup::Bitmap(Handle {
-                index: u32::from_le_bytes([i0, i1, i2, i3]),
-                words,
-            }))
+        [.., marker] if bytes.len() == 7 && marker & 0x80 != 0 => {
+            handle_of(block, bytes).map(Lookup::Bitmap)
         }
         _ => Err(corrupt("its length is not 2, 4, 6 or 7 bytes")),
     }
