@@ -286,7 +286,12 @@ impl Structure for Bitable {
     const FLOOR: bool = true;
 
     fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
-        let mut builder = artdb_bitable::Builder::create(dir.join("table.bt"))?;
+        // A non-durable build is a scratch table: no write-behind, as its option's notes advise.
+        let options = artdb_bitable::Options {
+            write_behind: durable,
+            ..artdb_bitable::Options::default()
+        };
+        let mut builder = artdb_bitable::Builder::with_options(dir.join("table.bt"), options)?;
         for pair in input.chunks_exact(PAIR_LEN) {
             builder.append(&pair[..KEY_LEN], &pair[KEY_LEN..])?;
         }

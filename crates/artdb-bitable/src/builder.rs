@@ -13,8 +13,12 @@
 //! first buffer, full leaf buffers go to a background writer thread (`BackgroundWriter`: at most
 //! four 256-page buffers in circulation, written in order), so the kernel's copy into the page
 //! cache and writeback throttling overlap with encoding on a second core; `finish` waits for it
-//! before anything else touches the file, and a write error there fails the build. Branch levels are about
-//! 1/100 of the leaves for short keys, so the final copy (`copy_file_range` on Linux) is cheap.
+//! before anything else touches the file, and a write error there fails the build. The writer
+//! also writes behind (`writeback`): every 8 MiB it starts the kernel's writeback of what it wrote
+//! and waits for the window before, so the disk works during the build rather than in the final
+//! fsync, and the build's dirty pages stay bounded (W3 at 130M pairs on the AMD machine: durable
+//! build 10.6 -> 8.2 s, non-durable 8.1 -> 6.6 s). Branch levels are about 1/100 of the leaves
+//! for short keys, so the final copy (`copy_file_range` on Linux) is cheap.
 //!
 //! Durability protocol (`finish(Durability::Durable)`), argued in `docs/bitable-format.md`:
 //! 1. write everything, header last, to `.NAME.PID-N.building` in the target directory;
@@ -56,6 +60,12 @@ pub struct Options {
     /// Alignment of values in fixed-layout pages (a power of two up to 64). Default 1. With 8, a
     /// table of 8-byte values lets readers load each value in place as a `u64`.
     pub value_align: usize,
+    /// Write behind the build (default true): every 8 MiB of leaves the builder starts the
+    /// kernel's writeback of them and waits for the 8 MiB before, so a durable `finish` has
+    /// little left to sync and the build holds at most ~24 MiB of dirty pages. Turn it off for
+    /// scratch tables that are never synced and must be built as fast as memory allows: the
+    /// build then leaves all writeback to the kernel (and may hold the whole table dirty).
+    pub write_behind: bool,
 }
 
 impl Default for Options {
@@ -64,6 +74,7 @@ impl Default for Options {
             page_size: PAGE_SIZE_DEFAULT,
             key_align: 1,
             value_align: 1,
+            write_behind: true,
         }
     }
 }
@@ -79,10 +90,161 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// one being filled): the leaf level's memory is at most `2 + WRITER_QUEUE` buffers.
 const WRITER_QUEUE: usize = 2;
 
+/// Write-behind window: once the background writer has written this many bytes past the last
+/// window, it asks the kernel to start writing them to disk, and it waits for the window before
+/// the previous one to reach the disk. So writeback runs beside the build instead of after it
+/// (the durable build's final fsync finds at most two windows dirty), and the build's dirty pages
+/// stay bounded instead of piling up to the kernel's dirty limit, where writers get throttled.
+const WRITE_BEHIND: u64 = 8 << 20;
+
+/// Write-behind for the table file (Linux: `sync_file_range`; elsewhere the kernel's own
+/// writeback and the final fsync do it all).
+mod writeback {
+    use std::fs::File;
+
+    /// The next window's bytes and how far writeback was started and waited for.
+    pub(super) struct WriteBehind {
+        /// Offset up to which writeback was started.
+        started: u64,
+        /// Offset up to which writeback was waited for.
+        waited: u64,
+        /// False once the file system refused: the kernel's own writeback takes over.
+        on: bool,
+    }
+
+    impl WriteBehind {
+        /// Write-behind (if `on`) for a file whose next write lands at `offset`.
+        pub(super) fn new(offset: u64, on: bool) -> Self {
+            WriteBehind {
+                started: offset,
+                waited: offset,
+                on,
+            }
+        }
+
+        /// Called after a write that ended at `written`: starts writeback of the window behind
+        /// it once the window is full, and waits for the one before. Errors of the disk (EIO,
+        /// ENOSPC) are returned, so a build that cannot reach the disk fails early; a file system
+        /// that does not support the call turns write-behind off.
+        pub(super) fn wrote(&mut self, file: &File, written: u64) -> std::io::Result<()> {
+            if !self.on || written - self.started < super::WRITE_BEHIND {
+                return Ok(());
+            }
+            let result = range(file, self.started, written - self.started, false).and_then(|()| {
+                if written - self.waited > 2 * super::WRITE_BEHIND {
+                    let end = self.started;
+                    let waited = range(file, self.waited, end - self.waited, true);
+                    self.waited = end;
+                    waited
+                } else {
+                    Ok(())
+                }
+            });
+            self.started = written;
+            match result {
+                Err(error) if is_disk_error(&error) => Err(error),
+                Err(_) => {
+                    self.on = false;
+                    Ok(())
+                }
+                Ok(()) => Ok(()),
+            }
+        }
+    }
+
+    fn is_disk_error(error: &std::io::Error) -> bool {
+        matches!(error.raw_os_error(), Some(libc::EIO) | Some(libc::ENOSPC))
+    }
+
+    /// Starts writeback of `len` bytes at `offset` (`wait`: and waits until they are written).
+    #[cfg(target_os = "linux")]
+    fn range(file: &File, offset: u64, len: u64, wait: bool) -> std::io::Result<()> {
+        use std::os::unix::io::AsRawFd;
+        let flags = if wait {
+            libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                | libc::SYNC_FILE_RANGE_WRITE
+                | libc::SYNC_FILE_RANGE_WAIT_AFTER
+        } else {
+            libc::SYNC_FILE_RANGE_WRITE
+        };
+        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        // SAFETY: a system call on a descriptor that `file` keeps open; no memory is passed.
+        let rc = unsafe { libc::sync_file_range(file.as_raw_fd(), offset, len, flags) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn range(_file: &File, _offset: u64, _len: u64, _wait: bool) -> std::io::Result<()> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::builder::WRITE_BEHIND;
+        use std::io::Write;
+
+        #[test]
+        fn windows_are_started_in_order_and_waited_two_behind() {
+            let mut file = tempfile::tempfile().expect("temp file");
+            let chunk = vec![0x5au8; 1 << 20];
+            let mut written = 4096u64;
+            file.write_all(&chunk[..4096]).expect("write");
+            let mut behind = WriteBehind::new(written, true);
+            for _ in 0..((7 * WRITE_BEHIND) >> 20) {
+                file.write_all(&chunk).expect("write");
+                written += chunk.len() as u64;
+                behind.wrote(&file, written).expect("write-behind");
+                assert!(behind.on || cfg!(not(target_os = "linux")));
+                assert!(behind.waited <= behind.started && behind.started <= written);
+                assert!(
+                    written - behind.started < WRITE_BEHIND,
+                    "a full window is started"
+                );
+                assert!(
+                    written - behind.waited <= 3 * WRITE_BEHIND,
+                    "dirty bytes stay bounded"
+                );
+            }
+            if cfg!(target_os = "linux") {
+                assert!(
+                    behind.waited >= 4 * WRITE_BEHIND,
+                    "waited to {}",
+                    behind.waited
+                );
+            }
+            assert_eq!(file.metadata().expect("metadata").len(), written);
+        }
+
+        #[test]
+        fn a_file_that_cannot_write_behind_turns_it_off_without_an_error() {
+            // A character device: sync_file_range refuses it (ESPIPE).
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/null")
+                .expect("open /dev/null");
+            let mut behind = WriteBehind::new(0, true);
+            behind.wrote(&file, 3 * WRITE_BEHIND).expect("no error");
+            assert!(!behind.on);
+            behind
+                .wrote(&file, 6 * WRITE_BEHIND)
+                .expect("still no error");
+            assert!(!behind.on);
+        }
+    }
+}
+
 /// The leaf level's background writer: a thread that writes full buffers to the table file in
 /// the order they were sent, and returns each buffer for reuse. It lets the kernel's copy of one
 /// buffer into the page cache (and any writeback throttling) overlap with encoding the next, on
-/// a second core. Started at the first full buffer, so tables of one buffer never start it.
+/// a second core, and writes behind (`writeback::WriteBehind`). Started at the first full
+/// buffer, so tables of one buffer never start it.
 struct BackgroundWriter {
     /// `None` once stopped.
     sender: Option<SyncSender<Vec<u8>>>,
@@ -96,15 +258,19 @@ struct BackgroundWriter {
 
 impl BackgroundWriter {
     /// Starts a writer thread on a clone of `file` (which shares its file offset).
-    fn start(file: &File) -> Result<BackgroundWriter> {
+    fn start(file: &File, write_behind: bool) -> Result<BackgroundWriter> {
         let mut clone = io("clone the table file for the writer", file.try_clone())?;
         let (sender, receiver) = sync_channel::<Vec<u8>>(WRITER_QUEUE);
         let (give_back, returned) = sync_channel::<Vec<u8>>(WRITER_QUEUE + 2);
         let thread = std::thread::Builder::new()
             .name("bitable-writer".into())
             .spawn(move || {
+                let mut written = clone.stream_position()?;
+                let mut behind = writeback::WriteBehind::new(written, write_behind);
                 for buffer in receiver {
                     clone.write_all(&buffer)?;
+                    written += buffer.len() as u64;
+                    behind.wrote(&clone, written)?;
                     // Never blocks: the channel holds every buffer there is. If the builder
                     // stopped listening the buffer is just freed.
                     let _ = give_back.try_send(buffer);
@@ -190,6 +356,8 @@ struct LevelWriter {
     used_bytes: u64,
     /// Whether full buffers go to a background writer (the leaf level).
     in_background: bool,
+    /// Whether the background writer writes behind (`Options::write_behind`).
+    write_behind: bool,
     background: Option<BackgroundWriter>,
 }
 
@@ -203,6 +371,7 @@ impl LevelWriter {
             pages: 0,
             used_bytes: 0,
             in_background,
+            write_behind: false,
             background: None,
         }
     }
@@ -226,7 +395,7 @@ impl LevelWriter {
         let full = self.buffer.len() >= self.page_size * self.buffer_pages_max;
         if self.in_background && full {
             if self.background.is_none() {
-                self.background = Some(BackgroundWriter::start(&self.file)?);
+                self.background = Some(BackgroundWriter::start(&self.file, self.write_behind)?);
             }
             if let Some(background) = &mut self.background {
                 let full = std::mem::take(&mut self.buffer);
@@ -359,9 +528,11 @@ impl Builder {
                 options.value_align,
             )
         };
+        let mut leaves = LevelWriter::new(file, options.page_size, LEAF_BUFFER_PAGES, true);
+        leaves.write_behind = options.write_behind;
         Ok(Builder {
             leaf: new_page(0),
-            leaves: LevelWriter::new(file, options.page_size, LEAF_BUFFER_PAGES, true),
+            leaves,
             branches: Vec::new(),
             large: None,
             large_len: 0,

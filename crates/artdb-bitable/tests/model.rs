@@ -12,12 +12,16 @@ fn options_strategy() -> impl Strategy<Value = Options> {
         prop_oneof![Just(512usize), Just(1024), Just(4096)],
         0u32..3,
         0u32..4,
+        any::<bool>(),
     )
-        .prop_map(|(page_size, key_align_log2, value_align_log2)| Options {
-            page_size,
-            key_align: 1 << key_align_log2,
-            value_align: 1 << value_align_log2,
-        })
+        .prop_map(
+            |(page_size, key_align_log2, value_align_log2, write_behind)| Options {
+                page_size,
+                key_align: 1 << key_align_log2,
+                value_align: 1 << value_align_log2,
+                write_behind,
+            },
+        )
 }
 
 fn value_strategy() -> impl Strategy<Value = Vec<u8>> {

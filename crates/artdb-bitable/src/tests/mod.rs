@@ -511,3 +511,43 @@ fn first_lookups_on_many_threads_race_to_build_the_top_and_agree() {
     assert_eq!(level, 0, "the array names leaves");
     assert!(separators > 0);
 }
+
+/// Durable builds of 48 MiB of leaves, with and without write-behind (with it, several windows
+/// are started and waited for): the table reads back whole.
+#[test]
+fn a_durable_build_larger_than_the_write_behind_windows_reads_back() {
+    for write_behind in [true, false] {
+        let options = Options {
+            write_behind,
+            ..Options::default()
+        };
+        durable_build_reads_back(options);
+    }
+}
+
+fn durable_build_reads_back(options: Options) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("big.bt");
+    let mut builder = Builder::with_options(&path, options).expect("builder");
+    let n = 1_500_000u64;
+    for i in 0..n {
+        builder
+            .append(&(i * 7).to_be_bytes().repeat(3), &i.to_le_bytes())
+            .expect("append");
+    }
+    let summary = builder.finish(Durability::Durable).expect("finish");
+    assert!(
+        summary.file_bytes > 40 << 20,
+        "{} bytes",
+        summary.file_bytes
+    );
+    let table = Table::open(&path).expect("open");
+    assert_eq!(table.len(), n);
+    for i in (0..n).step_by(997).chain([n - 1]) {
+        let key = (i * 7).to_be_bytes().repeat(3);
+        assert_eq!(table.get(&key).expect("get"), Some(&i.to_le_bytes()[..]));
+        let missing = (i * 7 + 1).to_be_bytes().repeat(3);
+        assert_eq!(table.get(&missing).expect("get"), None);
+    }
+    table.verify().expect("verify");
+}
