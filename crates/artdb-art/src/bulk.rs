@@ -574,7 +574,8 @@ impl<'s> Builder<'s> {
     /// in its final byte, both keys have the same length, the last key's value fits inline and
     /// the node branching at that byte can no longer become a pack, the last key's inline word
     /// joins that node and `key` becomes the last key, without the general bookkeeping. Returns
-    /// whether it applied (nothing changed otherwise).
+    /// whether it applied (nothing changed otherwise). Inlined into `feed`, its one caller.
+    #[inline(always)]
     fn add_sibling(&mut self, key: &[u8], value: &[u8], common: usize) -> bool {
         if key.len() != common + 1
             || self.last.len() != common + 1

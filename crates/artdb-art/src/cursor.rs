@@ -548,6 +548,14 @@ pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
         }
         done += 8;
     }
+    // Four bytes at once for the tail (W2's 4-byte keys: one compare), then byte by byte.
+    if let (Some(x), Some(y)) = (a[done..].first_chunk::<4>(), b[done..].first_chunk::<4>()) {
+        let diff = u32::from_le_bytes(*x) ^ u32::from_le_bytes(*y);
+        if diff != 0 {
+            return done + (diff.trailing_zeros() / 8) as usize;
+        }
+        done += 4;
+    }
     done + a[done..]
         .iter()
         .zip(&b[done..])

@@ -297,7 +297,8 @@ pub(crate) fn persisted(offset: u64) -> u64 {
 }
 
 /// The word holding `value` inline. The caller checks `value.len() <= INLINE_VALUE_LEN_MAX`.
-#[inline]
+/// Always inlined: a call cost a bulk build of dense keys about 15 instructions a key.
+#[inline(always)]
 pub(crate) fn inline(value: &[u8]) -> u64 {
     debug_assert!(
         value.len() <= INLINE_VALUE_LEN_MAX,
