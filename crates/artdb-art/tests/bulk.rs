@@ -239,3 +239,62 @@ fn a_snapshot_of_a_slice_built_tree_keeps_its_version() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24 * scale(), ..ProptestConfig::default() })]
+
+    /// Long runs of siblings (keys that differ from the last one only in their final byte: the
+    /// builder's fast path once one went in as a sibling), broken now and then by a value too long
+    /// to be inline, a longer or shorter key, or a new prefix: the tree equals the model. And an
+    /// out-of-order or repeated key placed inside such a run is reported at its index.
+    #[test]
+    fn sibling_runs_with_breaks_match_the_model_and_report_bad_order(
+        spans in proptest::collection::vec((any::<u8>(), 1usize..600), 1..6),
+        long_every in prop_oneof![Just(0usize), 1usize..40],
+        bad_at in any::<prop::sample::Index>(),
+        repeat in any::<bool>(),
+    ) {
+        let mut pairs: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for (prefix, count) in &spans {
+            for i in 0..*count {
+                let mut key = vec![*prefix, (i >> 8) as u8, i as u8];
+                if long_every != 0 && i % (long_every * 3 + 1) == long_every {
+                    // A longer key right after its prefix key: it breaks the run.
+                    pairs.insert(key.clone(), vec![1]);
+                    key.push(7);
+                }
+                let value_len = if long_every != 0 && i % long_every == 0 { 8 + i % 5 } else { i % 8 };
+                pairs.insert(key, vec![i as u8; value_len]);
+            }
+        }
+        let tree = Tree::bulk_build(pairs.iter()).unwrap();
+        tree.verify().unwrap();
+        let got: BTreeMap<Vec<u8>, Vec<u8>> =
+            tree.iter().map(|r| r.map(|(k, v)| (k, v.to_vec()))).collect::<Result<_, _>>().unwrap();
+        prop_assert_eq!(&got, &pairs);
+        for (key, value) in &pairs {
+            prop_assert_eq!(tree.get(key).unwrap(), Some(value.as_slice()));
+        }
+        // A bad key at index `at` (>= 1): a repeat of the key before it, or a key below it.
+        let mut list: Vec<(Vec<u8>, Vec<u8>)> = pairs.into_iter().collect();
+        if list.len() >= 2 {
+            let at = 1 + bad_at.index(list.len() - 1);
+            let before = list[at - 1].0.clone();
+            if repeat {
+                list[at].0 = before;
+                prop_assert_eq!(
+                    Tree::bulk_build(list.iter().cloned()).err(),
+                    Some(Error::Duplicate { index: at as u64 })
+                );
+            } else if before.last().is_some_and(|&b| b > 0) {
+                let mut lower = before.clone();
+                *lower.last_mut().unwrap() -= 1;
+                list[at].0 = lower;
+                prop_assert_eq!(
+                    Tree::bulk_build(list.iter().cloned()).err(),
+                    Some(Error::Unsorted { index: at as u64 })
+                );
+            }
+        }
+    }
+}
