@@ -16,9 +16,11 @@
 //! before anything else touches the file, and a write error there fails the build. The writer
 //! also writes behind (`writeback`): every 8 MiB it starts the kernel's writeback of what it wrote
 //! and waits for the window before, so the disk works during the build rather than in the final
-//! fsync, and the build's dirty pages stay bounded (W3 at 130M pairs on the AMD machine: durable
-//! build 10.6 -> 8.2 s, non-durable 8.1 -> 6.6 s). Branch levels are about 1/100 of the leaves
-//! for short keys, so the final copy (`copy_file_range` on Linux) is cheap.
+//! fsync, and the build's dirty pages stay bounded (W3 at 130M pairs on the AMD machine, runs
+//! alternating: durable build 11.19 / 11.40 s without, 8.35 / 8.74 / 9.96 s with; a non-durable
+//! build is slower with it, 7.3-7.7 s against 6.4, hence `Options::write_behind`). Branch levels
+//! are about 1/100 of the leaves for short keys, so the final copy (`copy_file_range` on Linux)
+//! is cheap.
 //!
 //! Durability protocol (`finish(Durability::Durable)`), argued in `docs/bitable-format.md`:
 //! 1. write everything, header last, to `.NAME.PID-N.building` in the target directory;
