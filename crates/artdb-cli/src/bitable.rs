@@ -42,7 +42,8 @@ pub enum Command {
         /// Page size in bytes (a power of two from 512 to 65536).
         #[arg(long, default_value_t = 4096)]
         page_size: usize,
-        /// Skip the fsyncs (the table may not survive a power loss).
+        /// Skip the fsyncs and the write-behind (a scratch table: it may not survive a power
+        /// loss, and its pages are left to the kernel to write back).
         #[arg(long)]
         no_sync: bool,
         #[command(flatten)]
@@ -186,8 +187,11 @@ fn build(
         progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let mut reader = BufReader::with_capacity(1 << 20, progress.wrap_read(reader));
+    // A `--no-sync` table is a scratch table: no write-behind (the option's documented use), so
+    // its build runs at the page cache's speed.
     let options = Options {
         page_size,
+        write_behind: !no_sync,
         ..Options::default()
     };
     let mut builder = Builder::with_options(&out, options)?;
