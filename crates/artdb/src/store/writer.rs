@@ -67,9 +67,16 @@ pub struct PageWriter<'s> {
     run_first_page: u64,
     allocated: Vec<(u64, u64)>,
     counts: WriteCounts,
-    /// Write-behind window: the span written since writeback was last started (first offset,
-    /// end) and the bytes written in it.
-    behind: (u64, u64, u64),
+    /// The write-behind window: what was written since writeback was last started.
+    behind: Window,
+}
+
+/// A span of the file and the bytes written into it (`PageWriter::write_behind`).
+#[derive(Default)]
+struct Window {
+    from: u64,
+    to: u64,
+    bytes: u64,
 }
 
 impl<'s> PageWriter<'s> {
@@ -89,7 +96,7 @@ impl<'s> PageWriter<'s> {
             run_first_page: 0,
             allocated: Vec::new(),
             counts: WriteCounts::default(),
-            behind: (0, 0, 0),
+            behind: Window::default(),
         }
     }
 
@@ -225,17 +232,19 @@ impl<'s> PageWriter<'s> {
     /// back early is harmless, as the commit syncs the whole file. Only a hint: a failed write
     /// shows up in that sync, which is the one that counts.
     fn write_behind(&mut self, offset: u64, len: u64) {
-        let (from, to, bytes) = &mut self.behind;
-        if *bytes == 0 {
-            (*from, *to) = (offset, offset + len);
+        let window = &mut self.behind;
+        if window.bytes == 0 {
+            (window.from, window.to) = (offset, offset + len);
         } else {
-            (*from, *to) = ((*from).min(offset), (*to).max(offset + len));
+            window.from = window.from.min(offset);
+            window.to = window.to.max(offset + len);
         }
-        *bytes += len;
-        if *bytes >= WRITE_BEHIND_BYTES {
-            let (from, to) = (*from, *to);
-            *bytes = 0;
-            let _ = self.storage.start_writeback(from, to - from);
+        window.bytes += len;
+        if window.bytes >= WRITE_BEHIND_BYTES {
+            window.bytes = 0;
+            let _ = self
+                .storage
+                .start_writeback(window.from, window.to - window.from);
         }
     }
 
