@@ -222,6 +222,19 @@ impl<'r, 'a> Walk<'r, 'a> {
         Some(unsafe { region.bytes.get_unchecked(offset as usize..) })
     }
 
+    /// [`Walk::image`] and the image's first 8 bytes as a little-endian word (its header word),
+    /// read with no length check of their own: the bound leaves at least 8 bytes after any
+    /// offset below it.
+    #[inline(always)]
+    pub(crate) fn image_and_head(&mut self, offset: u64) -> Option<(&'a [u8], u64)> {
+        let bytes = self.image(offset)?;
+        // SAFETY: `image` served `offset < bound <= region.bytes.len() - 8` (the struct's
+        // invariant), so `bytes` (the region from `offset` on) holds at least 8 bytes, and an
+        // unaligned read of them is allowed.
+        let head = unsafe { bytes.as_ptr().cast::<u64>().read_unaligned() };
+        Some((bytes, u64::from_le(head)))
+    }
+
     /// The region the walk reads.
     #[inline(always)]
     pub(crate) fn region(&self) -> &'r QuickRegion<'a> {
@@ -515,7 +528,9 @@ mod tests {
 
     #[test]
     fn walk_serves_what_image_serves_below_its_bound() {
-        let bytes = vec![7u8; 5000];
+        // Bytes that differ from their neighbours, so a header word read from the wrong place
+        // shows.
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
         let verified = [AtomicU64::new(!(1 << 3))];
         let region = region_of(&bytes, &verified);
         // Pages past the bitset's 64 are not served (the slice is cut to 4096 bytes).
@@ -535,6 +550,13 @@ mod tests {
                     expected.map(<[u8]>::len),
                     "{offset} {parent}"
                 );
+                // `image_and_head` serves the same bytes and their first 8 as the header word.
+                let with_head = Walk::new(&region, parent).image_and_head(offset);
+                assert_eq!(with_head.map(|(image, _)| image), got, "{offset} {parent}");
+                if let Some((image, head)) = with_head {
+                    let first: [u8; 8] = image[..8].try_into().unwrap();
+                    assert_eq!(head, u64::from_le_bytes(first), "{offset} {parent}");
+                }
                 if let Some(image) = got {
                     assert!(image.len() >= 8);
                     // Descending makes the served offset the bound.
@@ -561,6 +583,9 @@ mod tests {
             for offset in (0..16).step_by(8) {
                 let image = walk.image(offset);
                 assert!(image.is_none() || (offset as usize + 8 <= len && offset >= 8));
+                // The header word is read only where 8 bytes are served.
+                let with_head = Walk::new(&region, u64::MAX).image_and_head(offset);
+                assert_eq!(with_head.map(|(image, _)| image), image);
             }
         }
         // A bitset of no words serves nothing.

@@ -238,13 +238,16 @@ impl<'r, 'a> Descent<'r, 'a> {
         }
         let offset = bits & !TAG_MASK;
         // Below the parent (and inside the region), past the page header, page verified.
-        let Some(bytes) = self.walk.image(offset) else {
+        let Some((bytes, head)) = self.walk.image_and_head(offset) else {
             return Level::Slow;
         };
-        let Some(head) = bytes.first_chunk::<8>() else {
-            return Level::Slow;
-        };
-        let head = u64::from_le_bytes(*head);
+        // A dense pack (W2's leaf level) whose parent hints its layout is answered first, from
+        // the hint and the header word (`dense_get_hinted`); anything else goes on below.
+        if let Some(width) = self.dense_width {
+            if let Some(value) = dense_get_hinted(bytes, head, key, depth, width) {
+                return Level::Done(value);
+            }
+        }
         let count = usize::from((head >> HEAD_COUNT_SHIFT) as u16);
         let child = if head & NODE256_HEAD_MASK == node256_head(depth) {
             // W2's inner levels. A key that ends here (its value slot) goes to the general
@@ -266,13 +269,8 @@ impl<'r, 'a> Descent<'r, 'a> {
             // keeps its prefix length and depth.
             let inner = kind.wrapping_sub(KIND_NODE4) <= KIND_NODE256 - KIND_NODE4;
             if !inner || prefix_len > PREFIX_INLINE_LEN_MAX {
-                // A dense pack (W2's leaf level) is answered here: from the parent's hint
-                // (`dense_get_hinted`), or else from its header (node/pack.rs).
-                if let Some(width) = self.dense_width {
-                    if let Some(value) = dense_get_hinted(bytes, key, depth, width) {
-                        return Level::Done(value);
-                    }
-                }
+                // A dense pack with no hint, or not the hinted layout, is answered here from
+                // its header (node/pack.rs).
                 if let Some(value) = crate::node::dense_get(bytes, key, depth) {
                     return Level::Done(value);
                 }
@@ -372,11 +370,13 @@ impl<'r, 'a> Descent<'r, 'a> {
 /// `dense_get` then reads it). The value's address comes from the hint and the key, not from
 /// the header, so the core loads the value's line together with the header's; the header is
 /// then checked against the hint (kind, key width 1, count 256, no spare, value width, no
-/// prefix) in one compare, a predicted branch. The image length is checked before either is
+/// prefix) in one compare of `header`, the image's first 8 bytes as a little-endian word, a
+/// predicted branch. The image length is checked before either is
 /// read, as `dense_get` checks it: the same answers, and a wrong hint costs only speed.
 #[inline(always)]
 fn dense_get_hinted<'a>(
     bytes: &'a [u8],
+    header: u64,
     key: &[u8],
     depth: usize,
     width: usize,
@@ -390,7 +390,6 @@ fn dense_get_hinted<'a>(
     let &byte = key.last()?;
     let at = PACK_HEADER_LEN + usize::from(byte) * width;
     let value = bytes.get(at..at + width)?;
-    let header = u64::from_le_bytes(*bytes.first_chunk::<8>()?);
     // Kind, key width, count, value width, spare, prefix length: the whole header word.
     (header == DENSE_HEADER_FIXED | (width as u64) << 32).then_some(Some(value))
 }
@@ -537,7 +536,11 @@ mod tests {
                 _ => depth + 1,
             };
             let key: Vec<u8> = (0..key_len).map(|_| next() as u8).collect();
-            let hinted = super::dense_get_hinted(&image, &key, depth, hint);
+            // (An image shorter than a header word is refused by the length test first.)
+            let head = image
+                .first_chunk::<8>()
+                .map_or(0, |h| u64::from_le_bytes(*h));
+            let hinted = super::dense_get_hinted(&image, head, &key, depth, hint);
             if let Some(answer) = hinted {
                 assert_eq!(Some(answer), crate::node::dense_get(&image, &key, depth));
                 answered += 1;
