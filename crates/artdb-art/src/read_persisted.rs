@@ -84,8 +84,9 @@ fn node256_head(depth: usize) -> u64 {
 /// Each level makes the checks of [`crate::read::Resolver::resolve`] that a lookup through
 /// that node depends on (and hands anything else to the general path), in their cheapest
 /// forms: the region's (offset below the parent, past the page header, page verified, inside
-/// the region: [`QuickRegion::image`]), then the header word read once (`head`): a Node256
-/// with no prefix at this depth is recognised by one masked compare (kind, prefix length,
+/// the region: [`QuickRegion::image`]), then the header word read once (`head`): a child
+/// its parent hinted to be a dense pack is tried first, the whole word against the hint
+/// (`dense_get_hinted`); a Node256 with no prefix at this depth is recognised by one masked compare (kind, prefix length,
 /// depth) and its count checked against 256; other inner kinds get the stored depth and the
 /// inline prefix length (at most 8) in one subtraction and compare, the kind by a range test
 /// and the count in the kind's arm; a dense pack's header is one masked compare
@@ -371,8 +372,8 @@ impl<'r, 'a> Descent<'r, 'a> {
 /// the header, so the core loads the value's line together with the header's; the header is
 /// then checked against the hint (kind, key width 1, count 256, no spare, value width, no
 /// prefix) in one compare of `header`, the image's first 8 bytes as a little-endian word, a
-/// predicted branch. The image length is checked before either is
-/// read, as `dense_get` checks it: the same answers, and a wrong hint costs only speed.
+/// predicted branch. The image length is checked before either is read, as `dense_get` checks
+/// it: the same answers, and a wrong hint costs only speed.
 #[inline(always)]
 fn dense_get_hinted<'a>(
     bytes: &'a [u8],
