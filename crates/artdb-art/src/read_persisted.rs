@@ -86,11 +86,12 @@ fn node256_head(depth: usize) -> u64 {
 /// forms: the region's (offset below the parent, past the page header, page verified, inside
 /// the region: [`QuickRegion::image`]), then the header word read once (`head`): a child
 /// its parent hinted to be a dense pack is tried first, the whole word against the hint
-/// (`dense_get_hinted`); a Node256 with no prefix at this depth is recognised by one masked compare (kind, prefix length,
-/// depth) and its count checked against 256; other inner kinds get the stored depth and the
-/// inline prefix length (at most 8) in one subtraction and compare, the kind by a range test
-/// and the count in the kind's arm; a dense pack's header is one masked compare
-/// ([`crate::node::dense_get`]). The body length is checked by the view of the kind's struct.
+/// (`dense_get_hinted`); a Node256 with no prefix at this depth is recognised by one masked
+/// compare (kind, prefix length, depth) and its count checked against 256; other inner kinds
+/// get the stored depth and the inline prefix length (at most 8) in one subtraction and
+/// compare, the kind by a range test and the count in the kind's arm; an unhinted dense pack's
+/// header is one masked compare ([`crate::node::dense_get`]). The body length is checked by the
+/// view of the kind's struct.
 #[inline(always)]
 pub(crate) fn get<'a>(
     region: &QuickRegion<'a>,
