@@ -199,9 +199,10 @@ impl<'r, 'a> Walk<'r, 'a> {
 
     /// The bytes from `offset` on (at least 8), when `offset` is below the bound, a multiple of
     /// 8 past its page's header, and its page is verified; the same bytes as
-    /// [`QuickRegion::image`].
+    /// [`QuickRegion::image`]. The walk's users call [`Walk::image_and_head`], which also
+    /// reads the header word.
     #[inline(always)]
-    pub(crate) fn image(&mut self, offset: u64) -> Option<&'a [u8]> {
+    fn image(&mut self, offset: u64) -> Option<&'a [u8]> {
         let region = self.region;
         if offset >= self.bound
             || offset % 8 != 0
