@@ -58,12 +58,26 @@ pub fn options_no_checkpoint_on_drop() -> artdb::Options {
     }
 }
 
-/// The default options, with `--open-without-log` applied.
+/// The default options, with `--open-without-log` and `--strict-recovery` applied.
 pub fn options() -> artdb::Options {
+    let strict = STRICT_RECOVERY.load(std::sync::atomic::Ordering::Relaxed);
     artdb::Options {
         open_without_log: OPEN_WITHOUT_LOG.load(std::sync::atomic::Ordering::Relaxed),
+        recovery: if strict {
+            artdb::RecoveryMode::Strict
+        } else {
+            artdb::RecoveryMode::TolerateTornTail
+        },
         ..artdb::Options::default()
     }
+}
+
+/// Whether `--strict-recovery` was given (set once by `main` before any command runs).
+static STRICT_RECOVERY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every open refuse a damaged or cut-short end of the log (`--strict-recovery`).
+pub fn set_strict_recovery() {
+    STRICT_RECOVERY.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Whether `--open-without-log` was given (set once by `main` before any command runs).

@@ -51,9 +51,16 @@ struct Cli {
     #[arg(long, global = true)]
     salvage: bool,
     /// Open a database whose write-ahead log (FILE.wal) is missing although it was not closed
-    /// cleanly: the last checkpoint opens, and commits only that log held are lost.
+    /// cleanly, or is refused as damaged (a damaged header, an older copy, a truncated log):
+    /// the last checkpoint opens, and commits only that log held are lost. A command that
+    /// writes first renames a damaged log to FILE.wal.damaged.
     #[arg(long, global = true)]
     open_without_log: bool,
+    /// Refuse to open a database whose log ends in a damaged or cut-short record, instead of
+    /// cutting that tail (the default, which is what a torn final write of a commit that never
+    /// returned leaves): for disks whose writes are not trusted. Exit 4 when refused.
+    #[arg(long, global = true)]
+    strict_recovery: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -136,6 +143,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.open_without_log {
         dbcommon::set_open_without_log();
+    }
+    if cli.strict_recovery {
+        dbcommon::set_strict_recovery();
     }
     if cli.salvage {
         let reads = matches!(

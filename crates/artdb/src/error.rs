@@ -212,6 +212,10 @@ impl fmt::Display for Error {
                 "I/O error during {op}: {source}; check the disk and free space, then reopen the database"
             ),
             Error::Corruption {
+                kind: CorruptionKind::Log { lsn: 0, what },
+                ..
+            } => write!(f, "the write-ahead log's header is refused: {what}"),
+            Error::Corruption {
                 at,
                 kind: CorruptionKind::Log { lsn, what },
             } => write!(
@@ -402,6 +406,7 @@ impl fmt::Display for CorruptionKind {
                  restore from a backup, or open with the salvage option (`artdb --salvage`) to \
                  copy out the previous checkpoint read-only"
             ),
+            CorruptionKind::Log { lsn: 0, what } => write!(f, "log header: {what}"),
             CorruptionKind::Log { lsn, what } => write!(f, "log record LSN {lsn}: {what}"),
         }
     }

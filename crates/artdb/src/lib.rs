@@ -36,3 +36,4 @@ pub use db::{
 };
 pub use error::{CorruptionKind, Error, Result};
 pub use txn::{Durability, Isolation, Transaction, TxnCursor, TxnIter, WriteOptions};
+pub use wal::RecoveryMode;

@@ -144,3 +144,33 @@ fn a_damaged_checkpoint_of_a_bulk_load_is_reported_not_rolled_back() {
         }
     }
 }
+
+/// Issue 39 item 9: a database whose newest superblock is damaged and whose log is absent
+/// reported "log missing", hiding the damage. Cause: the missing-log check ran before anything
+/// looked at the slot of the next generation. Now the damage is reported first (the newest
+/// checkpoint, with salvage as the way out), and salvage then opens the previous one.
+#[test]
+fn a_damaged_newest_superblock_without_its_log_reports_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let (previous, _) = build(&path);
+    unseal_newest(&path);
+    std::fs::remove_file(artdb::db::log_path(&path)).unwrap();
+    match Db::open(&path, options()) {
+        Err(error @ Error::Corruption { .. }) => {
+            let message = error.to_string();
+            assert!(
+                message.contains("newest checkpoint") && message.contains("salvage"),
+                "{message}"
+            );
+        }
+        Err(other) => panic!("expected the damaged superblock, got {other}"),
+        Ok(_) => panic!("opened without its log and newest checkpoint"),
+    }
+    let salvage = Options {
+        salvage_previous_checkpoint: true,
+        ..options()
+    };
+    let db = Db::open(&path, salvage).expect("salvage opens the previous checkpoint");
+    assert_eq!(read_all(&db), previous);
+}

@@ -41,7 +41,7 @@ use crate::store::{OpenMode, Store, StoreStats, TreeSink, WriteCounts};
 use crate::txn::pipeline::{Pipeline, WaitFor};
 pub(crate) use crate::txn::{CheckpointStep, Published, Shared, TableState, WriterState};
 use crate::txn::{Durability, Pins};
-use crate::wal::Wal;
+use crate::wal::{RecoveryMode, Wal};
 use artdb_art::{ChildWord, NodeSource, Tree};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
@@ -84,10 +84,18 @@ pub struct Options {
     /// checkpoints reuse pages and shrink the file under a reader it cannot see. Default: false.
     pub read_only: bool,
     /// Open even though the write-ahead log is missing (or empty) while the database says it
-    /// was not closed cleanly: the database opens at its last checkpoint and the commits that
-    /// only the lost log held are gone. Without it such an open fails with
-    /// [`Error::LogMissing`] and changes nothing. Default: false.
+    /// was not closed cleanly, or is refused as damaged (`Corruption` of kind `Log`: a damaged
+    /// header, an older copy, a truncated log): the database opens at its last checkpoint and
+    /// the commits that only the lost log held are gone. A read-write [`Db::open`] first
+    /// renames a damaged log to `<file>.wal.damaged` (never overwrites it); a read-only open
+    /// leaves it alone; [`Db::open_in_with_log`] read-write still refuses a damaged log (the
+    /// storage is the caller's). Without it such an open fails with [`Error::LogMissing`] or
+    /// the `Corruption` and changes nothing. Default: false.
     pub open_without_log: bool,
+    /// How recovery treats a damaged or missing end of the write-ahead log: cut it (the
+    /// default: what a torn final write leaves) or refuse to open ([`RecoveryMode::Strict`],
+    /// for disks whose writes are not trusted). Default: [`RecoveryMode::TolerateTornTail`].
+    pub recovery: RecoveryMode,
 }
 
 /// Default of [`Options::checkpoint_threshold_bytes`].
@@ -108,6 +116,7 @@ impl Default for Options {
             wal_bypass_threshold_bytes: WAL_BYPASS_THRESHOLD_BYTES_DEFAULT,
             read_only: false,
             open_without_log: false,
+            recovery: RecoveryMode::TolerateTornTail,
         }
     }
 }
@@ -125,6 +134,37 @@ pub fn log_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(".wal");
     PathBuf::from(name)
+}
+
+/// Whether `error` is the refusal of a damaged, truncated or mismatched write-ahead log, which
+/// [`Options::open_without_log`] sets aside.
+fn is_log_damage(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::Corruption {
+            kind: CorruptionKind::Log { .. },
+            ..
+        }
+    )
+}
+
+/// Where a damaged log is moved when [`Options::open_without_log`] opens without it:
+/// `<log>.damaged`, or `<log>.damaged.N` for the first N free.
+fn damaged_log_path(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_os_string();
+    name.push(".damaged");
+    let first = PathBuf::from(&name);
+    if !first.exists() {
+        return first;
+    }
+    (1u64..)
+        .map(|n| {
+            let mut numbered = name.clone();
+            numbered.push(format!(".{n}"));
+            PathBuf::from(numbered)
+        })
+        .find(|candidate| !candidate.exists())
+        .unwrap_or(first)
 }
 
 /// Growth in pages below which no compaction happens (small databases).
@@ -338,17 +378,36 @@ impl Db {
             return Db::open_in_with_log(Arc::new(storage), log, options)
                 .map_err(|error| error.at_path(path));
         }
-        let storage = FileStorage::open(path)?;
         let log_file = log_path(path);
-        let log_existed = FileStorage::exists(&log_file);
-        let log = FileStorage::open_or_create(&log_file)?;
+        let opened = Db::open_read_write(path, &log_file, options.clone());
+        match opened {
+            Err(error) if options.open_without_log && is_log_damage(&error) => {
+                // The damaged log is kept (renamed), never overwritten: it may still be read
+                // by hand or restored over later; the database opens at its last checkpoint.
+                let aside = damaged_log_path(&log_file);
+                std::fs::rename(&log_file, &aside).map_err(|source| Error::Open {
+                    path: log_file.clone(),
+                    read_only: false,
+                    source,
+                })?;
+                Db::open_read_write(path, &log_file, options)
+            }
+            opened => opened,
+        }
+        .map_err(|error| error.at_path(path))
+    }
+
+    fn open_read_write(path: &Path, log_file: &Path, options: Options) -> Result<Db> {
+        let storage = FileStorage::open(path)?;
+        let log_existed = FileStorage::exists(log_file);
+        let log = FileStorage::open_or_create(log_file)?;
         let opened = Db::open_in_with_log(Arc::new(storage), Arc::new(log), options);
         if opened.is_err() && !log_existed {
             // Leave the directory as it was: the log was made by this call, and no commit can
             // be in it (a file that is no database, a missing log, damage found at open).
-            let _ = std::fs::remove_file(&log_file);
+            let _ = std::fs::remove_file(log_file);
         }
-        opened.map_err(|error| error.at_path(path))
+        opened
     }
 
     /// Creates a database in an empty `storage` with its log in memory: commits are durable
@@ -375,7 +434,7 @@ impl Db {
         options: Options,
     ) -> Result<Db> {
         let file_id = new_file_id();
-        let wal = Wal::create(log, file_id, 1)?;
+        let wal = Wal::create(log, file_id, 1, 1)?;
         let store = Store::create(storage, file_id, &catalog::encode([]))?;
         Ok(Db::assemble(store, BTreeMap::new(), wal, options))
     }
@@ -416,6 +475,22 @@ impl Db {
             && !options.salvage_previous_checkpoint
             && crate::wal::is_lost(&*log)?
         {
+            if store.newer_superblock_unreadable() {
+                // Both the log and the newer superblock are gone: report the damage to the
+                // database file first (with the log, a torn superblock write would be told
+                // from a damaged checkpoint; without it, neither can be ruled out).
+                return Err(Error::corruption(
+                    crate::store::SUPERBLOCK_OFFSETS
+                        [crate::store::Superblock::slot(store.durable().generation + 1)],
+                    CorruptionKind::NewestCheckpoint {
+                        generation: store.durable().generation + 1,
+                        problem: Box::new(CorruptionKind::SuperblockField(
+                            "seal (neither copy has a valid magic and checksum) while the \
+                             write-ahead log is missing too",
+                        )),
+                    },
+                ));
+            }
             return Err(Error::LogMissing {
                 path: None,
                 covered_lsn,
@@ -424,10 +499,29 @@ impl Db {
         let (wal, recovery) = if options.salvage_previous_checkpoint {
             // Salvage opens an older checkpoint read-only: the log (which follows the newest)
             // does not apply to it and nothing may be written, so it is left alone.
-            let wal = Wal::create(memory_log()?, file_id, covered_lsn + 1)?;
+            let wal = Wal::create(memory_log()?, file_id, covered_lsn + 1, 1)?;
             (wal, crate::wal::Recovery::default())
         } else {
-            Wal::open(log, file_id, covered_lsn, store.durable().log_closed)?
+            let checkpoint = crate::wal::LogCheckpoint {
+                covered_lsn,
+                closed_cleanly: store.durable().log_closed,
+                log_epoch: store.durable().log_epoch,
+                recovery: options.recovery,
+            };
+            match Wal::open(log, file_id, &checkpoint) {
+                // Asked for deliberately: a damaged log is set aside for the last checkpoint.
+                // Read-only, nothing is written, so the log is simply not used; read-write,
+                // `Db::open` has moved the file aside first (a storage given here is the
+                // caller's, and is not overwritten).
+                Err(error)
+                    if options.open_without_log && options.read_only && is_log_damage(&error) =>
+                {
+                    let epoch = store.durable().log_epoch + 1;
+                    let wal = Wal::create(memory_log()?, file_id, covered_lsn + 1, epoch)?;
+                    (wal, crate::wal::Recovery::default())
+                }
+                opened => opened?,
+            }
         };
         let db = Db::assemble(store, tables, wal, options);
         db.recover(recovery)?;
@@ -1006,7 +1100,7 @@ impl WriterState {
         shared.check_writable(self)?;
         shared.flush_log(self)?;
         let covered_lsn = self.wal.last_lsn();
-        self.store.set_covered_lsn(covered_lsn);
+        self.store.set_covered(covered_lsn, self.wal.epoch());
         shared.at_step(CheckpointStep::Start);
         // The epoch of the published version. Only checkpoints end an epoch, and they hold the
         // writer lock, so it stays the same until this checkpoint publishes.

@@ -64,6 +64,7 @@ pub(crate) const SB_SPACE_LEN_AT: usize = 56;
 pub(crate) const SB_SPACE_CRC_AT: usize = 64;
 const SB_WAL_POSITION_AT: usize = 72;
 const SB_FLAGS_AT: usize = 80;
+const SB_LOG_EPOCH_AT: usize = 88;
 /// Bit of the superblock's flags: written at close, the log holds nothing past
 /// `wal_position` (see [`Superblock::log_closed`]).
 const SB_FLAG_LOG_CLOSED: u64 = 1;
@@ -77,7 +78,8 @@ pub const SUPERBLOCK_LEN: usize = 128;
 pub const SB_COUNTER_MAX: u64 = 1 << 62;
 const _: () = assert!(SB_CRC_AT + 4 == SUPERBLOCK_LEN);
 const _: () = assert!(SB_WAL_POSITION_AT + 8 <= SB_FLAGS_AT);
-const _: () = assert!(SB_FLAGS_AT + 8 <= SB_CRC_AT);
+const _: () = assert!(SB_FLAGS_AT + 8 <= SB_LOG_EPOCH_AT);
+const _: () = assert!(SB_LOG_EPOCH_AT + 8 <= SB_CRC_AT);
 const _: () = assert!(SB_SPACE_CRC_AT + 4 <= SB_WAL_POSITION_AT);
 
 /// The header: what kind of file this is.
@@ -171,6 +173,11 @@ pub struct Superblock {
     /// in the log) for every other checkpoint, and made durable before the first record after
     /// an open (docs/recovery.md, Missing log). Files from before this flag read false.
     pub log_closed: bool,
+    /// The write-ahead log's cycle (its header's epoch) when this checkpoint was written: the
+    /// log that follows it is of this cycle, or of the next one begun by the recycle right after
+    /// it. An older cycle is an older copy of the log (docs/recovery.md, Recovery). 0: not
+    /// recorded (files from before the field).
+    pub log_epoch: u64,
 }
 
 impl Superblock {
@@ -199,6 +206,7 @@ impl Superblock {
             0
         };
         put_u64(&mut bytes, SB_FLAGS_AT, flags);
+        put_u64(&mut bytes, SB_LOG_EPOCH_AT, self.log_epoch);
         let crc = crc32c::crc32c(&bytes[..SB_CRC_AT]);
         put_u32(&mut bytes, SB_CRC_AT, crc);
         bytes
@@ -251,6 +259,7 @@ impl Superblock {
             },
             wal_position: get_u64(bytes, SB_WAL_POSITION_AT),
             log_closed: get_u64(bytes, SB_FLAGS_AT) & SB_FLAG_LOG_CLOSED != 0,
+            log_epoch: get_u64(bytes, SB_LOG_EPOCH_AT),
         };
         if get_u64(bytes, SB_FLAGS_AT) & !SB_FLAG_LOG_CLOSED != 0 {
             return Err(field("flags"));
@@ -266,6 +275,9 @@ impl Superblock {
         }
         if superblock.wal_position > SB_COUNTER_MAX {
             return Err(field("wal_position"));
+        }
+        if superblock.log_epoch > SB_COUNTER_MAX {
+            return Err(field("log_epoch"));
         }
         let pages_len = superblock
             .page_count
@@ -313,6 +325,7 @@ mod tests {
             },
             wal_position: 0,
             log_closed: generation % 2 == 0,
+            log_epoch: 3,
         }
     }
 
@@ -360,5 +373,10 @@ mod tests {
         assert!(decode(covered).is_ok());
         covered.wal_position = u64::MAX;
         assert!(decode(covered).is_err());
+        let mut cycle = sample(4);
+        cycle.log_epoch = SB_COUNTER_MAX;
+        assert_eq!(decode(cycle).unwrap().log_epoch, SB_COUNTER_MAX);
+        cycle.log_epoch = SB_COUNTER_MAX + 1;
+        assert!(decode(cycle).is_err());
     }
 }

@@ -167,7 +167,7 @@ fn open_superblocks(
     file_id: u64,
     file_len: u64,
     salvage: bool,
-) -> Result<Superblock> {
+) -> Result<Chosen> {
     let copies = Copies::read(storage, file_id)?;
     let newest = copies
         .valid()
@@ -194,23 +194,24 @@ fn open_superblocks(
             CorruptionKind::NoValidSuperblock,
         ));
     };
+    // When the slot the next generation goes to holds no valid copy but a written one
+    // (unsealed or inconsistent), that slot was being written (a crash then) or the newest
+    // checkpoint is that damaged one (the write-ahead log proves it durable when its cycle
+    // starts past what `newest` covers): the newest valid superblock is then itself the
+    // previous checkpoint.
+    let next_slot = Superblock::slot(newest.generation + 1);
+    let newer_damaged = copies.0[next_slot]
+        .iter()
+        .all(|copy| !matches!(copy, Copy::Valid(_)))
+        && copies.0[next_slot]
+            .iter()
+            .any(|copy| matches!(copy, Copy::Unsealed | Copy::Inconsistent { .. }));
     let chosen = if salvage {
         let older = copies
             .valid()
             .filter(|superblock| superblock.generation < newest.generation)
             .max_by_key(|superblock| superblock.generation)
             .copied();
-        // When the slot the next generation goes to holds no valid copy but a written one
-        // (unsealed or inconsistent), the newest checkpoint is that damaged one (the write-ahead
-        // log proves it durable when its cycle starts past what `newest` covers): the newest
-        // valid superblock is then itself the previous checkpoint.
-        let next_slot = Superblock::slot(newest.generation + 1);
-        let newer_damaged = copies.0[next_slot]
-            .iter()
-            .all(|copy| !matches!(copy, Copy::Valid(_)))
-            && copies.0[next_slot]
-                .iter()
-                .any(|copy| matches!(copy, Copy::Unsealed | Copy::Inconsistent { .. }));
         match older {
             _ if newer_damaged => newest,
             Some(older) => older,
@@ -233,7 +234,18 @@ fn open_superblocks(
             newest_damaged(chosen.generation, &error)
         });
     }
-    Ok(chosen)
+    Ok(Chosen {
+        superblock: chosen,
+        newer_slot_written: newer_damaged && !salvage,
+    })
+}
+
+/// The checkpoint [`open_superblocks`] chose, and whether the slot of the generation after it
+/// holds written bytes that are no valid superblock (a write torn by a crash, or the newest
+/// superblock damaged).
+struct Chosen {
+    superblock: Superblock,
+    newer_slot_written: bool,
 }
 
 /// `error`, found in the newest checkpoint (generation `generation`), as the corruption that
@@ -269,6 +281,11 @@ pub struct Store {
     covered_lsn: u64,
     /// Whether the next superblock says the log is closed (`set_log_closed`).
     log_closed: bool,
+    /// The log cycle the next superblock records (`set_covered`).
+    log_epoch: u64,
+    /// At open: the superblock slot after the chosen one held bytes that are no valid
+    /// superblock ([`Store::newer_superblock_unreadable`]).
+    newer_slot_written: bool,
 }
 
 impl Store {
@@ -290,6 +307,7 @@ impl Store {
             space: BlobRef::default(),
             wal_position: 0,
             log_closed: false,
+            log_epoch: 0,
         };
         let mut store = Store {
             storage,
@@ -301,6 +319,9 @@ impl Store {
             read_only: false,
             covered_lsn: 0,
             log_closed: false,
+            // A new database's log starts in cycle 1 (`Db::create_in_with_log`).
+            log_epoch: 1,
+            newer_slot_written: false,
         };
         store.begin_checkpoint(None)?.finish()?;
         store.commit(catalog, std::iter::empty(), 0)?;
@@ -324,7 +345,8 @@ impl Store {
         }
         let header = Header::decode(&header_bytes)?;
         let salvage = mode.salvage_previous_checkpoint;
-        let durable = open_superblocks(&*storage, header.file_id, file_len, salvage)?;
+        let chosen = open_superblocks(&*storage, header.file_id, file_len, salvage)?;
+        let durable = chosen.superblock;
         let in_checkpoint = |error: Error| {
             if salvage {
                 error
@@ -352,6 +374,8 @@ impl Store {
             read_only: mode.read_only || salvage,
             covered_lsn: durable.wal_position,
             log_closed: false,
+            log_epoch: durable.log_epoch,
+            newer_slot_written: chosen.newer_slot_written,
         };
         Ok((store, catalog))
     }
@@ -436,19 +460,29 @@ impl Store {
         &self.source
     }
 
+    /// Whether, at open, the superblock slot the next generation goes to held written bytes
+    /// that are no valid superblock: a superblock write torn by a crash, or a newer checkpoint
+    /// damaged since. (Only the log tells which; open uses it to name the damage when the log
+    /// is missing too.)
+    pub fn newer_superblock_unreadable(&self) -> bool {
+        self.newer_slot_written
+    }
+
     /// The newest durable superblock.
     pub fn durable(&self) -> &Superblock {
         &self.durable
     }
 
-    /// Sets the log position (LSN) the next checkpoint's superblock records as covered: every
-    /// commit up to it is in the trees that checkpoint writes (docs/recovery.md).
-    pub fn set_covered_lsn(&mut self, lsn: u64) {
+    /// Sets the log position (LSN) the next checkpoint's superblock records as covered (every
+    /// commit up to it is in the trees that checkpoint writes) and the log's current cycle
+    /// (`Superblock::log_epoch`; docs/recovery.md).
+    pub fn set_covered(&mut self, lsn: u64, log_epoch: u64) {
         debug_assert!(
             lsn >= self.durable.wal_position,
             "the covered LSN never goes back"
         );
         self.covered_lsn = lsn;
+        self.log_epoch = log_epoch;
     }
 
     /// Whether the next checkpoint's superblock says the log is closed (only the checkpoint at
@@ -696,6 +730,7 @@ impl Store {
             space: space_ref,
             wal_position: self.covered_lsn,
             log_closed: self.log_closed,
+            log_epoch: self.log_epoch,
         };
         Ok(PreparedCommit {
             superblock,

@@ -32,6 +32,9 @@ pub const LH_VERSION_AT: usize = 8;
 pub const LH_FILE_ID_AT: usize = 16;
 pub const LH_EPOCH_AT: usize = 24;
 pub const LH_BASE_LSN_AT: usize = 32;
+/// The log file's length when the header was written (0 in logs written before the field
+/// existed: not checked).
+pub const LH_PREALLOCATED_AT: usize = 40;
 pub const LH_CRC_AT: usize = 56;
 /// Bytes of a header that are written (the rest of the slot is zero).
 pub const LOG_HEADER_LEN: usize = 64;
@@ -51,6 +54,7 @@ pub const LOG_RECORD_PAYLOAD_BYTES_MAX: u64 = 1 << 30;
 
 const _: () = assert!(LOG_HEADER_LEN as u64 <= LOG_HEADER_SLOT_BYTES);
 const _: () = assert!(LH_CRC_AT + 4 <= LOG_HEADER_LEN);
+const _: () = assert!(LH_PREALLOCATED_AT + 8 <= LH_CRC_AT);
 const _: () = assert!(LR_RESERVED_AT + 4 == LOG_RECORD_HEADER_LEN);
 const _: () = assert!(LOG_RECORD_HEADER_LEN as u64 % LOG_RECORD_ALIGN == 0);
 const _: () = assert!(LOG_DATA_START % LOG_RECORD_ALIGN == 0);
@@ -150,6 +154,10 @@ pub struct LogHeader {
     pub epoch: u64,
     /// The first LSN this cycle may hold.
     pub base_lsn: u64,
+    /// The log file's length when this header was written (0: not recorded). Within a cycle
+    /// the file only grows (the recycle that starts the next cycle is the only shrink, and it
+    /// records the length it keeps), so a shorter file was truncated, not torn by a crash.
+    pub preallocated_bytes: u64,
 }
 
 impl LogHeader {
@@ -166,6 +174,7 @@ impl LogHeader {
         put_u64(&mut bytes, LH_FILE_ID_AT, self.file_id);
         put_u64(&mut bytes, LH_EPOCH_AT, self.epoch);
         put_u64(&mut bytes, LH_BASE_LSN_AT, self.base_lsn);
+        put_u64(&mut bytes, LH_PREALLOCATED_AT, self.preallocated_bytes);
         let crc = crc32c::crc32c(&bytes[..LH_CRC_AT]);
         put_u32(&mut bytes, LH_CRC_AT, crc);
         bytes
@@ -193,6 +202,7 @@ impl LogHeader {
             file_id: get_u64(bytes, LH_FILE_ID_AT),
             epoch: get_u64(bytes, LH_EPOCH_AT),
             base_lsn: get_u64(bytes, LH_BASE_LSN_AT),
+            preallocated_bytes: get_u64(bytes, LH_PREALLOCATED_AT),
         };
         if header.slot() != slot || header.base_lsn == 0 {
             return Ok(None);
@@ -563,6 +573,7 @@ mod tests {
             file_id: 5,
             epoch: 3,
             base_lsn: 10,
+            preallocated_bytes: 1 << 20,
         };
         let bytes = header.encode();
         assert_eq!(LogHeader::decode(&bytes, 1).unwrap(), Some(header));

@@ -12,12 +12,15 @@
 //! through the pipeline (`txn/pipeline.rs`), which calls [`Storage::sync`] on [`Wal::storage`].
 //!
 //! Recovery (`open`): pick the valid header slot of the highest epoch, check it names this
-//! database and does not start after the LSN the checkpoint covers, then scan records from the
-//! data start: each must have the next LSN and a matching CRC (seeded with file id and epoch).
+//! database and is a cycle the durable checkpoint allows ([`LogCheckpoint`]: the checkpoint's
+//! cycle, or the next one starting right after it; never an earlier one, never a file shorter
+//! than the header records, never with a valid record of the next epoch at the data start,
+//! which would mean the newer header is damaged), then scan records from the data start: each must have the next LSN and a matching CRC (seeded with file id and epoch).
 //! The scan stops at zeros or at the end of the file (a clean end), or at a record that fails.
 //! A failing record is a torn tail, cut, unless a later valid record of this cycle says (by its
 //! `synced_lsn`) that the failing one had been acknowledged: then it is `Error::Corruption`
-//! naming the LSN, never skipped. Bounds: a record's payload is at most
+//! naming the LSN, never skipped; after the scan, a log of the checkpoint's own cycle must reach
+//! the LSN it covers. [`RecoveryMode::Strict`] refuses a damaged or cut-short tail too. Bounds: a record's payload is at most
 //! [`LOG_RECORD_PAYLOAD_BYTES_MAX`]; the scan reads at most the file's length once.
 
 mod format;
@@ -98,6 +101,115 @@ pub struct Recovery {
     pub checksummed_bytes: u64,
 }
 
+/// How recovery treats a log whose last record is damaged or missing (`Options::recovery`).
+/// A torn final write, of a commit that was never acknowledged, looks exactly like damage to
+/// the last records or a log cut short: only the disk's trustworthiness decides which it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RecoveryMode {
+    /// Cut the log at the first record that fails, unless a later valid record proves it was
+    /// acknowledged (then `Corruption`): what a crash leaves is opened, and damage confined to
+    /// the final unacknowledged records loses only those (RocksDB's
+    /// `kTolerateCorruptedTailRecords`).
+    #[default]
+    TolerateTornTail,
+    /// Refuse (`Corruption` of kind `Log`) a log whose expected next record is present but
+    /// damaged or cut short, or which ends without the room every append leaves after it: no
+    /// commit is ever dropped without an error, at the price that a power loss during a commit
+    /// can leave a log that only the default mode opens (RocksDB's `kAbsoluteConsistency`).
+    Strict,
+}
+
+/// What the database file's durable checkpoint says about its log, for [`Wal::open`].
+#[derive(Debug, Clone, Copy)]
+pub struct LogCheckpoint {
+    /// The LSN of the last record the checkpoint covers (0: none).
+    pub covered_lsn: u64,
+    /// The checkpoint was written at close: no record follows `covered_lsn`.
+    pub closed_cleanly: bool,
+    /// The log cycle (epoch) that held the log's end when the checkpoint was written (0: not
+    /// recorded, a file from before the field). The log is then in that cycle, or in the next
+    /// one begun right after it by the recycle that followed (base `covered_lsn + 1`).
+    pub log_epoch: u64,
+    /// How a damaged or missing tail is treated.
+    pub recovery: RecoveryMode,
+}
+
+impl LogCheckpoint {
+    /// Whether a log in the cycle of `header` can follow this checkpoint (see `log_epoch`).
+    fn accepts_cycle(&self, header: &LogHeader) -> bool {
+        if self.log_epoch == 0 {
+            return header.base_lsn <= self.covered_lsn + 1;
+        }
+        header.epoch == self.log_epoch
+            || (header.epoch == self.log_epoch + 1 && header.base_lsn == self.covered_lsn + 1)
+    }
+
+    /// Refuses a log that no crash leaves beside this checkpoint (module docs, Recovery).
+    fn check_cycle(&self, header: &LogHeader, len: u64) -> Result<()> {
+        if header.preallocated_bytes > len {
+            return Err(log_header_corruption(&format!(
+                "the log file is {len} bytes, shorter than the {} bytes it had when its cycle \
+                 began: it was truncated (a crash never shortens it); restore the log from a \
+                 backup, or open with `--open-without-log` (`Options::open_without_log`) to \
+                 open the last checkpoint without the commits since it",
+                header.preallocated_bytes
+            )));
+        }
+        let older_log = self.log_epoch != 0 && header.epoch < self.log_epoch;
+        if older_log {
+            return Err(log_header_corruption(&format!(
+                "the log is of cycle {}, but the database's last checkpoint was written in cycle \
+                 {}: it is an older copy of the log, and the commits since the checkpoint are \
+                 not in it; put the current log back, or open with `--open-without-log` \
+                 (`Options::open_without_log`) to open the last checkpoint without them",
+                header.epoch, self.log_epoch
+            )));
+        }
+        if !self.accepts_cycle(header) || header.base_lsn > self.covered_lsn + 1 {
+            return Err(log_corruption(
+                0,
+                header.base_lsn,
+                format!(
+                    "the log (cycle {}, from LSN {}) is newer than the database file, whose \
+                     newest checkpoint covers up to LSN {} in cycle {}: the newest checkpoint \
+                     of the database file is damaged or missing, and the commits in between \
+                     are lost; restore from a backup, or open with the salvage option \
+                     (`artdb --salvage`) to copy out the previous checkpoint read-only",
+                    header.epoch, header.base_lsn, self.covered_lsn, self.log_epoch
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// After the scan: the records of the checkpoint's own cycle up to `covered_lsn` were
+    /// durable before its superblock was written, so a log of that cycle that ends before them
+    /// was truncated, zeroed, or replaced by an older copy (or its newer header is damaged and
+    /// the records were zeroed by the recycle to it).
+    fn check_reached(&self, header: &LogHeader, last_lsn: u64) -> Result<()> {
+        let own_cycle = self.log_epoch != 0 && header.epoch == self.log_epoch;
+        if !own_cycle || header.base_lsn > self.covered_lsn || last_lsn >= self.covered_lsn {
+            return Ok(());
+        }
+        Err(log_corruption(
+            0,
+            last_lsn + 1,
+            format!(
+                "the log's records end at LSN {last_lsn}, but the database's last checkpoint \
+                 saw its cycle ({}) durable up to LSN {}: the log was truncated, damaged or \
+                 replaced by an older copy, or its newer header is damaged; restore the log \
+                 from a backup, or open with `--open-without-log` \
+                 (`Options::open_without_log`) to open the last checkpoint without it",
+                header.epoch, self.covered_lsn
+            ),
+        ))
+    }
+}
+
+/// How many cycles before the current one strict recovery tries, to tell a stale record of a
+/// cut tail (which may carry an LSN the current cycle reuses) from the expected one damaged.
+const STALE_EPOCHS_CHECKED: u64 = 8;
+
 /// The log writer (see the module docs).
 pub struct Wal {
     storage: Arc<dyn Storage>,
@@ -114,14 +226,22 @@ pub struct Wal {
 
 impl Wal {
     /// Formats `storage` (empty or stale) as the log of database `file_id`, starting at
-    /// `base_lsn`, and syncs it.
-    pub fn create(storage: Arc<dyn Storage>, file_id: u64, base_lsn: u64) -> Result<Wal> {
+    /// `base_lsn` in cycle `epoch` (1 for a new database; after the epochs a stale log or the
+    /// database's checkpoint names, when a lost or unusable log is replaced), and syncs it.
+    pub fn create(
+        storage: Arc<dyn Storage>,
+        file_id: u64,
+        base_lsn: u64,
+        epoch: u64,
+    ) -> Result<Wal> {
+        let first_len = LOG_DATA_START + LOG_RECORD_HEADER_LEN as u64;
         let header = LogHeader {
             file_id,
-            epoch: 1,
+            epoch: epoch.max(1),
             base_lsn,
+            preallocated_bytes: first_len,
         };
-        let mut first = vec![0u8; (LOG_DATA_START + LOG_RECORD_HEADER_LEN as u64) as usize];
+        let mut first = vec![0u8; first_len as usize];
         let slot_at = LOG_HEADER_OFFSETS[header.slot()] as usize;
         first[slot_at..slot_at + LOG_HEADER_LEN].copy_from_slice(&header.encode());
         storage
@@ -135,70 +255,51 @@ impl Wal {
             storage,
             header,
             end: LOG_DATA_START,
-            allocated: first.len() as u64,
+            allocated: first_len,
             next_lsn: base_lsn,
             records: 0,
             checksummed: std::cell::Cell::new(0),
         })
     }
 
-    /// Opens the log of database `file_id` whose checkpoint covers `covered_lsn`, and reads the
-    /// records after it (module docs, Recovery). `closed_cleanly` is the durable superblock's
-    /// `log_closed`: that checkpoint was written at close and recycled the log, so no record of
-    /// the current cycle can exist and a zero first record header ends the log without reading
-    /// the rest (an O(1) open). Otherwise the whole log is scanned, so that zeros over
-    /// acknowledged records are found (`check_torn`).
+    /// Opens the log of database `file_id` for the checkpoint `checkpoint` describes, and reads
+    /// the records after it (module docs, Recovery). Refuses, as `Corruption` of kind `Log`, a
+    /// log that no crash can leave: another database's, one of an earlier cycle than the
+    /// checkpoint names, one shorter than when its cycle began, one whose newer header is
+    /// damaged (records of the next epoch follow the header it has), and one that ends before
+    /// records the checkpoint saw durable.
     pub fn open(
         storage: Arc<dyn Storage>,
         file_id: u64,
-        covered_lsn: u64,
-        closed_cleanly: bool,
+        checkpoint: &LogCheckpoint,
     ) -> Result<(Wal, Recovery)> {
         let len = storage.len().map_err(Error::io("read the log length"))?;
+        let covered_lsn = checkpoint.covered_lsn;
         let header = match read_header(&*storage, len)? {
             Some(header) => header,
             // No header was ever made durable (a crash inside `create`: headers are written
             // only there and by `recycle`, which leaves the other slot intact), or the log is
-            // new: nothing can be in it, so it starts afresh after the checkpoint.
+            // new, or (closed cleanly) the log was lost with nothing in it: it starts afresh
+            // after the checkpoint, in a cycle after the one the checkpoint names.
             None if nothing_at_data_start(&*storage, len)? => {
-                let wal = Wal::create(storage, file_id, covered_lsn + 1)?;
+                let wal = Wal::create(storage, file_id, covered_lsn + 1, checkpoint.log_epoch + 1)?;
                 return Ok((wal, Recovery::default()));
             }
             None => {
-                return Err(log_corruption(
-                    0,
-                    0,
-                    "neither log header is valid but the log holds records; restore the \
-                     database from a backup, or move the .wal file away to open the last \
-                     checkpoint (the commits since would be lost)"
-                        .to_string(),
+                return Err(log_header_corruption(
+                    "neither log header is valid but the log holds records: the commits since \
+                     the last checkpoint cannot be read; restore the database and its log from \
+                     a backup, or open with `--open-without-log` \
+                     (`Options::open_without_log`) to open the last checkpoint without them",
                 ))
             }
         };
         if header.file_id != file_id {
-            return Err(log_corruption(
-                0,
-                0,
-                format!(
-                    "the log belongs to another database (file id {:#x}, this one is {file_id:#x}); \
-                     move the .wal file away to open without it",
-                    header.file_id
-                ),
-            ));
-        }
-        if header.base_lsn > covered_lsn + 1 {
-            return Err(log_corruption(
-                0,
-                header.base_lsn,
-                format!(
-                    "the log starts at LSN {} but the database file covers only up to LSN \
-                     {covered_lsn}: the newest checkpoint of the database file is damaged or \
-                     missing, and the commits in between are lost; restore from a backup, or \
-                     open with the salvage option (`artdb --salvage`) to copy out the previous \
-                     checkpoint read-only",
-                    header.base_lsn
-                ),
-            ));
+            return Err(log_header_corruption(&format!(
+                "the log belongs to another database (file id {:#x}, this one is {file_id:#x}); \
+                 move the .wal file away to open without it",
+                header.file_id
+            )));
         }
         let mut wal = Wal {
             storage,
@@ -209,16 +310,96 @@ impl Wal {
             records: 0,
             checksummed: std::cell::Cell::new(0),
         };
-        let recovery = wal.scan(len, covered_lsn, closed_cleanly)?;
+        // After a clean close no record follows the checkpoint (the flag is cleared, durably,
+        // before the first one): a log with nothing at its data start holds nothing to lose,
+        // whichever cycle its header names, so it is only started afresh when it is not the
+        // cycle the checkpoint expects.
+        let empty_after_close = checkpoint.closed_cleanly && wal.first_header_is_zero()?;
+        if empty_after_close {
+            if !checkpoint.accepts_cycle(&header) {
+                let epoch = header.epoch.max(checkpoint.log_epoch) + 1;
+                let wal = Wal::create(wal.storage, file_id, covered_lsn + 1, epoch)?;
+                return Ok((wal, Recovery::default()));
+            }
+        } else {
+            checkpoint.check_cycle(&header, len)?;
+            wal.check_newer_header_absent(len)?;
+        }
+        let mut recovery = wal.scan(len, checkpoint, empty_after_close)?;
+        if !empty_after_close {
+            checkpoint.check_reached(&header, wal.last_lsn())?;
+        }
+        wal.skip_covered(&mut recovery, covered_lsn);
         Ok((wal, recovery))
     }
 
-    fn scan(&mut self, len: u64, covered_lsn: u64, closed_cleanly: bool) -> Result<Recovery> {
+    /// Records of the next epoch exist only once its header was durable (a recycle syncs the
+    /// header before any append), and a durable header is not lost to a crash: so a valid
+    /// record of the next epoch at the data start, under a header of this one, means the newer
+    /// header was damaged since. Opening would cut that cycle's records as a torn tail, losing
+    /// every commit since the checkpoint.
+    fn check_newer_header_absent(&self, len: u64) -> Result<()> {
+        let Some(epoch) = self.header.epoch.checked_add(1) else {
+            return Ok(());
+        };
+        let Some(lsn) = self.record_valid_under(LOG_DATA_START, len, epoch)? else {
+            return Ok(());
+        };
+        Err(log_header_corruption(&format!(
+            "the log header of cycle {epoch} (slot {}) is damaged: the log holds that cycle's \
+             records (the first is LSN {lsn}), but only the header of cycle {} is valid, and \
+             opening with it would lose every commit since the last checkpoint; restore the \
+             log from a backup, or open with `--open-without-log` \
+             (`Options::open_without_log`) to open the last checkpoint without those commits",
+            epoch % 2,
+            self.header.epoch
+        )))
+    }
+
+    /// The LSN of the record at `at` if it is a whole record with a matching CRC under
+    /// `epoch` (whatever its LSN).
+    fn record_valid_under(&self, at: u64, len: u64, epoch: u64) -> Result<Option<u64>> {
+        if at + LOG_RECORD_HEADER_LEN as u64 > len {
+            return Ok(None);
+        }
+        let mut fixed = [0u8; LOG_RECORD_HEADER_LEN];
+        self.storage
+            .read_at(at, &mut fixed)
+            .map_err(Error::io("read the log"))?;
+        if fixed.iter().all(|&byte| byte == 0) {
+            return Ok(None);
+        }
+        let header = RecordHeader::decode(&fixed);
+        let end = at + LOG_RECORD_HEADER_LEN as u64 + header.payload_len;
+        if header.payload_len > LOG_RECORD_PAYLOAD_BYTES_MAX || end > len {
+            return Ok(None);
+        }
+        let mut record = vec![0u8; (end - at) as usize];
+        self.storage
+            .read_at(at, &mut record)
+            .map_err(Error::io("read the log"))?;
+        self.checksummed
+            .set(self.checksummed.get() + record.len() as u64);
+        let crc = record_crc(self.header.file_id, epoch, &record);
+        Ok((crc == header.crc).then_some(header.lsn))
+    }
+
+    fn scan(
+        &mut self,
+        len: u64,
+        checkpoint: &LogCheckpoint,
+        empty_after_close: bool,
+    ) -> Result<Recovery> {
+        let covered_lsn = checkpoint.covered_lsn;
+        let strict = checkpoint.recovery == RecoveryMode::Strict;
         let mut recovery = Recovery::default();
-        if len < LOG_DATA_START + LOG_RECORD_HEADER_LEN as u64
-            || (closed_cleanly && self.first_header_is_zero()?)
-        {
-            self.skip_covered(&mut recovery, covered_lsn);
+        if empty_after_close {
+            return Ok(recovery);
+        }
+        if len < LOG_DATA_START + LOG_RECORD_HEADER_LEN as u64 {
+            if strict {
+                return Err(self.strict_refusal(LOG_DATA_START, "the log ends before its data"));
+            }
             return Ok(recovery);
         }
         let region_len =
@@ -236,6 +417,13 @@ impl Wal {
                     // records are damage, not an end (a silent rollback otherwise).
                     if position + LOG_RECORD_HEADER_LEN <= bytes.len() {
                         self.check_torn(&bytes, position)?;
+                    } else if strict {
+                        // Every append leaves room for the next record header (`reserve`),
+                        // so a durable log never ends right after a record.
+                        return Err(self.strict_refusal(
+                            LOG_DATA_START + position as u64,
+                            "the log file ends right after the record before it (cut short)",
+                        ));
                     }
                     break;
                 }
@@ -266,6 +454,13 @@ impl Wal {
                 }
                 Parsed::Bad => {
                     self.check_torn(&bytes, position)?;
+                    if strict && self.is_damaged_record(&bytes, position) {
+                        return Err(self.strict_refusal(
+                            LOG_DATA_START + position as u64,
+                            "the record fails its checksum or is cut short (a torn final \
+                             write, or damage)",
+                        ));
+                    }
                     recovery.tail_cut_at = Some(LOG_DATA_START + position as u64);
                     break;
                 }
@@ -277,8 +472,56 @@ impl Wal {
         }
         recovery.needs_recycle = recovery.tail_cut_at.is_some();
         recovery.checksummed_bytes = self.checksummed.get();
-        self.skip_covered(&mut recovery, covered_lsn);
         Ok(recovery)
+    }
+
+    /// Under strict recovery: whether the failed bytes at `position` are the expected record,
+    /// damaged or cut short, rather than bytes of an older cycle (which end the log). They are
+    /// when their header names the expected LSN and they are no record of the previous cycles
+    /// (a cut tail's records can carry LSNs this cycle reuses), or when they would be a valid
+    /// record but for the LSN field (damage to the LSN itself).
+    fn is_damaged_record(&self, bytes: &[u8], position: usize) -> bool {
+        let Some(header_bytes) = bytes.get(position..position + LOG_RECORD_HEADER_LEN) else {
+            return false;
+        };
+        let lsn = format::get_u64(header_bytes, format::LR_LSN_AT);
+        let expected = self.next_lsn;
+        let payload_len = u64::from(format::get_u32(header_bytes, format::LR_PAYLOAD_LEN_AT));
+        let end = (position as u64)
+            .saturating_add(LOG_RECORD_HEADER_LEN as u64)
+            .saturating_add(payload_len);
+        let whole = payload_len <= LOG_RECORD_PAYLOAD_BYTES_MAX && end <= bytes.len() as u64;
+        let crc_under = |epoch: u64, with_lsn: u64| -> bool {
+            if !whole {
+                return false;
+            }
+            let mut record = bytes[position..end as usize].to_vec();
+            record[format::LR_LSN_AT..format::LR_LSN_AT + 8]
+                .copy_from_slice(&with_lsn.to_le_bytes());
+            let stored = format::get_u32(&record, format::LR_CRC_AT);
+            record_crc(self.header.file_id, epoch, &record) == stored
+        };
+        if lsn == expected {
+            let older_epochs =
+                self.header.epoch.saturating_sub(STALE_EPOCHS_CHECKED)..self.header.epoch;
+            return !older_epochs.into_iter().any(|epoch| crc_under(epoch, lsn));
+        }
+        crc_under(self.header.epoch, expected)
+    }
+
+    fn strict_refusal(&self, at: u64, what: &str) -> Error {
+        log_corruption(
+            at,
+            self.next_lsn,
+            format!(
+                "strict recovery (`Options::recovery`, `artdb --strict-recovery`) refuses a \
+                 damaged or missing log tail where record {} was expected: {what}; open with \
+                 the default recovery to cut the tail there (the commits from that record on \
+                 are dropped: they were not acknowledged if the damage is a torn final write), \
+                 or restore the log from a backup",
+                self.next_lsn
+            ),
+        )
     }
 
     /// A log whose records end before the checkpoint's LSN (a crash after the superblock, before
@@ -435,10 +678,12 @@ impl Wal {
             covered_lsn + 1 >= self.next_lsn,
             "the checkpoint covers every record"
         );
+        let keep = keep_bytes.max(LOG_DATA_START + LOG_GROW_BYTES_MAX);
         let header = LogHeader {
             file_id: self.header.file_id,
             epoch: self.header.epoch + 1,
             base_lsn: covered_lsn + 1,
+            preallocated_bytes: self.allocated.min(keep),
         };
         self.storage
             .write_at(LOG_HEADER_OFFSETS[header.slot()], &header.encode())
@@ -453,7 +698,6 @@ impl Wal {
         self.storage
             .write_at(LOG_DATA_START, &[0u8; LOG_RECORD_HEADER_LEN])
             .map_err(Error::io("reset the log"))?;
-        let keep = keep_bytes.max(LOG_DATA_START + LOG_GROW_BYTES_MAX);
         if self.allocated > keep {
             self.storage
                 .set_len(keep)
@@ -461,6 +705,12 @@ impl Wal {
             self.allocated = keep;
         }
         Ok(())
+    }
+
+    /// The log's current cycle (its header's epoch): a checkpoint records it
+    /// ([`LogCheckpoint::log_epoch`]).
+    pub fn epoch(&self) -> u64 {
+        self.header.epoch
     }
 
     /// The LSN of the last record written (or the cycle's base minus one).
@@ -510,6 +760,11 @@ enum Parsed {
 
 fn log_corruption(at: u64, lsn: u64, what: String) -> Error {
     Error::corruption(at, CorruptionKind::Log { lsn, what })
+}
+
+/// A problem of the log's header (LSN 0 in the error names the header).
+fn log_header_corruption(what: &str) -> Error {
+    log_corruption(0, 0, what.to_string())
 }
 
 fn nothing_at_data_start(storage: &dyn Storage, len: u64) -> Result<bool> {
@@ -565,6 +820,17 @@ mod tests {
         }
     }
 
+    /// A checkpoint covering `covered_lsn` that records no log cycle (as files from before
+    /// the field): only the header's own checks apply.
+    fn legacy(covered_lsn: u64) -> LogCheckpoint {
+        LogCheckpoint {
+            covered_lsn,
+            closed_cleanly: false,
+            log_epoch: 0,
+            recovery: RecoveryMode::TolerateTornTail,
+        }
+    }
+
     fn storage() -> Arc<dyn Storage> {
         Arc::new(MemoryStorage::with_capacity(64 << 20).unwrap())
     }
@@ -572,27 +838,27 @@ mod tests {
     #[test]
     fn append_reopen_recycle() {
         let storage = storage();
-        let mut wal = Wal::create(Arc::clone(&storage), 7, 1).unwrap();
+        let mut wal = Wal::create(Arc::clone(&storage), 7, 1, 1).unwrap();
         for i in 0..10u8 {
             let (lsn, _) = wal.append(&[put(&[i])], u64::from(i)).unwrap();
             assert_eq!(lsn, u64::from(i) + 1);
         }
-        let (reopened, recovery) = Wal::open(Arc::clone(&storage), 7, 4, false).unwrap();
+        let (reopened, recovery) = Wal::open(Arc::clone(&storage), 7, &legacy(4)).unwrap();
         assert_eq!(recovery.records.len(), 6);
         assert_eq!(recovery.records[0].lsn, 5);
         assert_eq!(recovery.covered_records, 4);
         assert_eq!(recovery.tail_cut_at, None);
         assert_eq!(reopened.last_lsn(), 10);
         assert!(
-            Wal::open(Arc::clone(&storage), 8, 4, false).is_err(),
+            Wal::open(Arc::clone(&storage), 8, &legacy(4)).is_err(),
             "other database"
         );
         wal.recycle(10, 0).unwrap();
-        let (mut reopened, recovery) = Wal::open(Arc::clone(&storage), 7, 10, false).unwrap();
+        let (mut reopened, recovery) = Wal::open(Arc::clone(&storage), 7, &legacy(10)).unwrap();
         assert!(recovery.records.is_empty() && !recovery.needs_recycle);
         assert_eq!(reopened.append(&[put(b"x")], 10).unwrap().0, 11);
         assert!(
-            Wal::open(Arc::clone(&storage), 7, 9, false).is_err(),
+            Wal::open(Arc::clone(&storage), 7, &legacy(9)).is_err(),
             "log newer than checkpoint"
         );
     }
@@ -606,7 +872,7 @@ mod tests {
     #[test]
     fn a_torn_tail_before_stale_header_lookalikes_costs_linear_checksumming() {
         let storage = storage();
-        let mut wal = Wal::create(Arc::clone(&storage), 7, 1).unwrap();
+        let mut wal = Wal::create(Arc::clone(&storage), 7, 1, 1).unwrap();
         let mut torn_at = 0;
         for i in 0..4u64 {
             torn_at = LOG_DATA_START + wal.bytes();
@@ -627,7 +893,7 @@ mod tests {
         let mut byte = [0u8];
         storage.read_at(torn_at + 40, &mut byte).unwrap();
         storage.write_at(torn_at + 40, &[byte[0] ^ 1]).unwrap();
-        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, 0, false).unwrap();
+        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, &legacy(0)).unwrap();
         assert_eq!(recovery.records.len(), 3);
         assert_eq!(recovery.tail_cut_at, Some(torn_at));
         let log_len = storage.len().unwrap();
@@ -641,7 +907,7 @@ mod tests {
     #[test]
     fn torn_tail_is_cut_and_acknowledged_damage_is_corruption() {
         let storage = storage();
-        let mut wal = Wal::create(Arc::clone(&storage), 7, 1).unwrap();
+        let mut wal = Wal::create(Arc::clone(&storage), 7, 1, 1).unwrap();
         let mut offsets = Vec::new();
         for i in 0..6u64 {
             offsets.push(LOG_DATA_START + wal.bytes());
@@ -654,12 +920,12 @@ mod tests {
             storage.write_at(at, &[byte[0] ^ 1]).unwrap();
         };
         flip(offsets[4] + 40);
-        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, 0, false).unwrap();
+        let (_, recovery) = Wal::open(Arc::clone(&storage), 7, &legacy(0)).unwrap();
         assert_eq!(recovery.records.len(), 4, "record 5 torn: 5 and 6 cut");
         assert_eq!(recovery.tail_cut_at, Some(offsets[4]));
         flip(offsets[4] + 40);
         flip(offsets[1] + 40);
-        match Wal::open(Arc::clone(&storage), 7, 0, false) {
+        match Wal::open(Arc::clone(&storage), 7, &legacy(0)) {
             Err(Error::Corruption {
                 kind: CorruptionKind::Log { lsn, .. },
                 ..
