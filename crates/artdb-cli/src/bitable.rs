@@ -40,7 +40,12 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         from: String,
         /// Page size in bytes (a power of two from 512 to 65536).
-        #[arg(long, default_value_t = 4096)]
+        #[arg(
+            long,
+            default_value_t = 4096,
+            allow_negative_numbers = true,
+            value_parser = crate::numbers::bitable_page_size
+        )]
         page_size: usize,
         /// Skip the fsyncs and the write-behind (a scratch table: it may not survive a power
         /// loss, and its pages are left to the kernel to write back).
@@ -74,7 +79,7 @@ pub enum Command {
         #[arg(long)]
         prefix: Option<String>,
         /// Print at most this many pairs.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::any_u64)]
         limit: Option<u64>,
         #[command(flatten)]
         format: Format,

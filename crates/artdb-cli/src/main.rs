@@ -13,6 +13,7 @@ mod export;
 mod fill;
 mod get;
 mod load;
+mod numbers;
 mod progress;
 mod put;
 mod restore;

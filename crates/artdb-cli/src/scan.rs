@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long)]
     prefix: Option<String>,
     /// At most this many pairs.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::any_u64)]
     limit: Option<u64>,
     /// Print JSON.
     #[arg(long)]

@@ -48,8 +48,13 @@ pub struct Args {
     /// The table to start in.
     #[arg(long, default_value = crate::dbcommon::TABLE_DEFAULT)]
     table: String,
-    /// Pairs per page of `scan` at the prompt.
-    #[arg(long, default_value_t = 20)]
+    /// Pairs per page of `scan` at the prompt (at least 1).
+    #[arg(
+        long,
+        default_value_t = 20,
+        allow_negative_numbers = true,
+        value_parser = crate::numbers::shell_page
+    )]
     page: usize,
     /// Open read-only (a shared lock; writes are refused): to look into a file you may not
     /// write, or beside other readers.
@@ -471,7 +476,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
         db,
         table: args.table,
         txn: None,
-        page: args.page.max(1),
+        page: args.page,
         tables,
     };
     let result = if std::io::stdin().is_terminal() {
