@@ -298,6 +298,7 @@ impl Header {
             return corrupt(0, CorruptionKind::HeaderField("file_len"));
         }
         header.check_geometry()?;
+        header.check_figures()?;
         Ok(header)
     }
 
@@ -376,6 +377,70 @@ impl Header {
             || self.large_offset.checked_add(self.large_len) != Some(self.file_len)
         {
             return field("large_value_area");
+        }
+        Ok(())
+    }
+
+    /// Checks that the counts and byte totals are ones a table of these levels can have (the
+    /// bounds the builder keeps): `Table::stats` and `Table::len` report them without reading a
+    /// page, so a header whose checksum holds but whose figures are impossible is refused here,
+    /// where it is first read, instead of printed as if true. Each bound follows from the format:
+    ///
+    /// 1. every page holds its page header, so a level uses at least `PAGE_HEADER_LEN` bytes a
+    ///    page;
+    /// 2. a branch page has `1..=page_count_max + 1` children and a level's children are the
+    ///    level below, so `pages <= pages below <= pages * (page_count_max + 1)`;
+    /// 3. a leaf holds `1..=page_count_max` pairs;
+    /// 4. a key is at most `key_len_max` bytes;
+    /// 5. a large value is longer than `value_inline_max` and is stored whole in the large-value
+    ///    area, whose length is their sum; an inline value is at most `value_inline_max` bytes.
+    ///
+    /// Upper bounds saturate (never refusing a real table); the lower bounds that multiply
+    /// refuse on overflow, as no real table has such figures.
+    fn check_figures(&self) -> Result<()> {
+        let field = |name| corrupt(0, CorruptionKind::HeaderField(name));
+        let per_page_max = page_count_max(self.page_size) as u64;
+        let header_bytes = PAGE_HEADER_LEN as u64;
+        for (index, level) in self.levels.iter().enumerate() {
+            if level.used_bytes < level.page_count.saturating_mul(header_bytes) {
+                return field("levels");
+            }
+            let Some(below) = index
+                .checked_sub(1)
+                .and_then(|below| self.levels.get(below))
+            else {
+                continue;
+            };
+            let children_max = level.page_count.saturating_mul(per_page_max + 1);
+            if below.page_count < level.page_count || below.page_count > children_max {
+                return field("levels");
+            }
+        }
+        let leaf_pages = self.levels.first().map_or(0, |leaf| leaf.page_count);
+        if self.pair_count < leaf_pages || self.pair_count > leaf_pages.saturating_mul(per_page_max)
+        {
+            return field("pair_count");
+        }
+        let key_bytes_max = self
+            .pair_count
+            .saturating_mul(key_len_max(self.page_size) as u64);
+        if self.key_bytes > key_bytes_max {
+            return field("key_bytes");
+        }
+        let inline_max = value_inline_max(self.page_size) as u64;
+        let large_bytes_min = self.large_count.checked_mul(inline_max + 1);
+        if self.large_count > self.pair_count
+            || (self.large_count == 0) != (self.large_len == 0)
+            || large_bytes_min.map_or(true, |min| self.large_len < min)
+        {
+            return field("large_count");
+        }
+        let inline_count = self.pair_count - self.large_count;
+        let value_bytes_max = inline_count
+            .saturating_mul(inline_max)
+            .saturating_add(self.large_len);
+        if self.value_bytes < self.large_len || self.value_bytes > value_bytes_max {
+            return field("value_bytes");
         }
         Ok(())
     }

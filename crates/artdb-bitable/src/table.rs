@@ -4,7 +4,8 @@
 //! Invariants:
 //! 1. The header was checked at open: the levels tile pages 1.. contiguously, the top level is one
 //!    page, and the large-value area ends the file. So every (level, index < page_count) names a
-//!    page inside the file.
+//!    page inside the file. Its counts and byte totals are within the bounds the builder keeps
+//!    (`Header::check_figures`), so `stats` and `len` never report figures no table can have.
 //! 2. A page's bytes are used only after `page::validate` accepted them in this process; its bit in
 //!    `verified` is set after that and never cleared. The file is immutable while mapped (the map is
 //!    read-only and bitable files are never written in place; a process that rewrites the file

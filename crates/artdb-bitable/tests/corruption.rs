@@ -7,7 +7,7 @@
 
 mod common;
 
-use artdb_bitable::{Error, Options, Table};
+use artdb_bitable::{CorruptionKind, Error, Options, Table};
 use common::{build, Model};
 
 fn small_model() -> Model {
@@ -174,4 +174,111 @@ fn building_in_a_missing_directory_names_it() {
         assert!(message.contains(&parent.display().to_string()), "{message}");
         assert!(matches!(error, Error::Io { .. }), "{error:?}");
     }
+}
+
+/// A header whose checksum holds but whose figures no table can have is refused at open,
+/// naming the field. Regression of issue 39 item 9: `artdb bitable stats` printed garbage and
+/// exited 0 on such a header (a branch level with more pages than the level below, a pair count
+/// no leaf level can hold, byte totals past the pages), because open checked only that the
+/// levels tile the file, and `stats` and `len` report the header's figures without reading a
+/// page.
+#[test]
+fn a_resealed_header_with_impossible_figures_is_refused_at_open() {
+    let model = small_model();
+    let (_dir, path) = build(
+        &model,
+        Options {
+            page_size: 512,
+            ..Options::default()
+        },
+    );
+    let original = std::fs::read(&path).expect("read");
+    let table = Table::open(&path).expect("open");
+    let levels = table.levels().to_vec();
+    assert!(levels.len() >= 3 && levels[0].page_count > 4, "{levels:?}");
+    let stats = table.stats();
+    assert!(stats.large_value_count > 0, "{stats:?}");
+    let pairs = table.len();
+    drop(table);
+
+    // Header offsets (docs/bitable-format.md#table-header-page-0).
+    fn put(bytes: &mut [u8], at: usize, value: u64) {
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+    fn level_at(level: usize) -> usize {
+        80 + level * 24
+    }
+    type Damage = Box<dyn Fn(&mut [u8])>;
+    let leaves = levels[0].page_count;
+    let cases: Vec<(&str, &str, Damage)> = vec![
+        (
+            // Pages moved from the leaves to level 1: still tiling the file, but a branch
+            // level cannot have more pages than it has children.
+            "more branch pages than children",
+            "levels",
+            Box::new(move |bytes| {
+                put(bytes, level_at(0) + 8, 2);
+                put(bytes, level_at(0) + 16, 2 * 512);
+                put(bytes, level_at(1), 3);
+                put(bytes, level_at(1) + 8, levels[1].page_count + leaves - 2);
+            }),
+        ),
+        (
+            "a level using fewer bytes than its page headers",
+            "levels",
+            Box::new(move |bytes| put(bytes, level_at(0) + 16, 0)),
+        ),
+        (
+            "more pairs than the leaves can hold",
+            "pair_count",
+            Box::new(move |bytes| put(bytes, 16, leaves * 512 + 1)),
+        ),
+        (
+            "fewer pairs than leaves",
+            "pair_count",
+            Box::new(move |bytes| put(bytes, 16, leaves - 1)),
+        ),
+        (
+            "more key bytes than the largest keys make",
+            "key_bytes",
+            Box::new(move |bytes| put(bytes, 56, u64::MAX)),
+        ),
+        (
+            "more value bytes than the pages and the large-value area hold",
+            "value_bytes",
+            Box::new(move |bytes| put(bytes, 64, u64::MAX)),
+        ),
+        (
+            "fewer value bytes than the large values alone",
+            "value_bytes",
+            Box::new(move |bytes| put(bytes, 64, 0)),
+        ),
+        (
+            "more large values than pairs",
+            "large_count",
+            Box::new(move |bytes| put(bytes, 72, pairs + 1)),
+        ),
+        (
+            "more large values than the area's bytes can be",
+            "large_count",
+            Box::new(move |bytes| put(bytes, 72, stats.large_value_bytes)),
+        ),
+    ];
+    for (what, field, damage) in cases {
+        let mut bytes = original.clone();
+        damage(&mut bytes);
+        artdb_bitable::fuzz::reseal(&mut bytes);
+        match Table::from_bytes(bytes) {
+            Err(Error::Corruption {
+                page: 0,
+                kind: CorruptionKind::HeaderField(found),
+            }) => assert_eq!(found, field, "{what}"),
+            Err(other) => panic!("{what}: {other}"),
+            Ok(table) => panic!("{what}: opened, stats {:?}", table.stats()),
+        }
+    }
+    // The resealed original still opens: the checks refuse only impossible figures.
+    let mut bytes = original.clone();
+    artdb_bitable::fuzz::reseal(&mut bytes);
+    Table::from_bytes(bytes).expect("the undamaged header opens");
 }
