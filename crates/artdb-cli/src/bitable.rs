@@ -4,9 +4,11 @@
 //! unless `--hex` is given, in which case they are hexadecimal. Output shows bytes as text with
 //! non-printable bytes escaped (`\xNN`), or as hex with `--hex`; `--json` prints one JSON document
 //! (pairs as strings in the same encoding). Exit codes (as for the database commands): 0
-//! success, 1 error (including a failed verify), 2 bad command line, 3 `get` of an absent key.
+//! success, 1 error, 2 bad command line, 3 `get` of an absent key, 4 a damaged table (found at
+//! open, where the header's checksum, fields, geometry and figures are checked, or by a read or
+//! `verify` of its pages).
 
-use crate::dbcommon::{Exit, EXIT_NOT_FOUND};
+use crate::dbcommon::{Exit, EXIT_CORRUPT, EXIT_NOT_FOUND};
 use crate::outln;
 use artdb_bitable::{merge, Builder, Durability, MergeRule, Options, Table};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -116,8 +118,18 @@ pub enum Command {
     },
 }
 
-/// Runs a `bitable` subcommand.
+/// Runs a `bitable` subcommand; a damaged table is exit code 4.
 pub fn run(command: Command) -> Result<(), BoxError> {
+    run_command(command).map_err(|error| match error.downcast_ref::<artdb_bitable::Error>() {
+        Some(bitable_error) if Table::is_corruption(bitable_error) => Box::new(Exit {
+            code: EXIT_CORRUPT,
+            message: error.to_string(),
+        }) as BoxError,
+        _ => error,
+    })
+}
+
+fn run_command(command: Command) -> Result<(), BoxError> {
     match command {
         Command::Build {
             out,
@@ -433,7 +445,10 @@ pub fn open_table(file: &Path) -> Result<Table, BoxError> {
     }
     Table::open(file).map_err(|error| {
         if Table::is_corruption(&error) {
-            format!("{}: not a readable bitable file: {error}", file.display()).into()
+            Box::new(Exit {
+                code: EXIT_CORRUPT,
+                message: format!("{}: not a readable bitable file: {error}", file.display()),
+            }) as BoxError
         } else {
             format!("{}: {error}", file.display()).into()
         }
