@@ -11,17 +11,30 @@
 //!
 //! In a write transaction the batches come from the engine's transaction (its snapshot merged
 //! with its own changes) with the GIL held: the transaction is in a mutex that no thread may wait
-//! for while holding the GIL (`txn.rs`). Such an iterator sees the transaction's own later
-//! writes past its position.
+//! for while holding the GIL (`txn.rs`).
 //!
-//! Invariant: keys come out strictly increasing (strictly decreasing when `reverse`), each once.
+//! Semantics: every iterator shows its table as it was when the iterator was made, whatever is
+//! written while it runs. A snapshot's and `db.table(...)`'s iterators get that from the engine
+//! snapshot they hold. A write transaction's iterator reads the transaction's current view, which
+//! its own later writes change, so it keeps what it must undo ([`Frozen`]): before the
+//! transaction writes a key the iterator has yet to reach, the write records what the key held
+//! (`txn.rs`, `Writes`), and each batch shows the recorded keys as recorded. Only keys ahead of
+//! the iterator are recorded, once each, so rewriting every key as it is returned (the common
+//! loop) records nothing, and a loop that inserts ahead of itself records each inserted key
+//! until the iterator passes it. Rejected: `RuntimeError` on change, as `dict` does, which
+//! would make the same loop fail inside a transaction and work outside one; and copying the
+//! range at creation, which would make `next(iter(t))` on a big table read all of it.
+//!
+//! Invariant: keys come out strictly increasing (strictly decreasing when `reverse`), each once,
+//! each with the value the table held under it when the iterator was made.
 
 use crate::core::SnapHandle;
 use crate::errors::EngineResult;
 use crate::txn::TxnState;
+use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -96,8 +109,11 @@ pub(crate) enum Origin {
         handle: Arc<SnapHandle>,
         table: String,
     },
-    /// A table of a write transaction.
-    Txn { state: Arc<TxnState>, table: String },
+    /// A table of a write transaction; what its later writes changed is in `frozen`.
+    Txn {
+        state: Arc<TxnState>,
+        frozen: Arc<Frozen>,
+    },
     /// A bitable.
     Bitable(Arc<artdb_bitable::Table>),
 }
@@ -137,6 +153,11 @@ impl Bounds {
         }
     }
 
+    /// Whether `key` is inside.
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
+        above_start(key, as_ref(&self.start)) && below_end(key, as_ref(&self.end))
+    }
+
     /// Whether no key can be inside (start after end).
     pub(crate) fn is_empty(&self) -> bool {
         match (&self.start, &self.end) {
@@ -154,6 +175,110 @@ fn as_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         Bound::Included(key) => Bound::Included(key.as_slice()),
         Bound::Excluded(key) => Bound::Excluded(key.as_slice()),
         Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// What a write transaction's iterator must show unlike the transaction's current view: each
+/// key the transaction wrote after the iterator was made, ahead of the iterator, with what it
+/// held then (see the module docs). Shared by the iterator and the transaction's list of live
+/// iterators (`TxnState::register_iterator`); both use it only under the transaction's mutex.
+pub(crate) struct Frozen {
+    table: String,
+    bounds: Bounds,
+    reverse: bool,
+    state: Mutex<FrozenState>,
+}
+
+#[derive(Default)]
+struct FrozenState {
+    /// The iterator's position (its last batch's last key): keys at or behind it are passed.
+    position: Option<Vec<u8>>,
+    /// Every pair has been read: nothing needs keeping.
+    done: bool,
+    /// Keys ahead of the position that the transaction wrote since the iterator was made, and
+    /// what each held then (`None`: absent).
+    kept: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl Frozen {
+    /// The state of an iterator over `bounds` of `table` that has read nothing yet.
+    pub(crate) fn new(table: &str, bounds: Bounds, reverse: bool) -> Frozen {
+        Frozen {
+            table: table.to_string(),
+            bounds,
+            reverse,
+            state: Mutex::new(FrozenState::default()),
+        }
+    }
+
+    /// The table iterated.
+    pub(crate) fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// Whether a write of `key` must first [`Frozen::keep`] what it holds: the key is inside the
+    /// bounds, ahead of the position, and not kept already (the first write since the
+    /// iterator's creation is the one that sees what the key held then).
+    pub(crate) fn needs(&self, key: &[u8]) -> bool {
+        let state = self.state.lock();
+        if state.done || !self.bounds.contains(key) || state.kept.contains_key(key) {
+            return false;
+        }
+        match (&state.position, self.reverse) {
+            (None, _) => true,
+            (Some(at), false) => key > at.as_slice(),
+            (Some(at), true) => key < at.as_slice(),
+        }
+    }
+
+    /// Records what `key` held before the transaction's write of it (`None`: absent).
+    pub(crate) fn keep(&self, key: &[u8], before: Option<&[u8]>) {
+        let mut state = self.state.lock();
+        state
+            .kept
+            .entry(key.to_vec())
+            .or_insert_with(|| before.map(<[u8]>::to_vec));
+    }
+
+    /// Takes the kept keys a batch of the current view covers, in iteration order: those up to
+    /// and including `last` (at and beyond it when `reverse`), or all of them when the batch
+    /// was the last (`last` is `None`).
+    fn take_covered(&self, last: Option<&[u8]>) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        let mut state = self.state.lock();
+        let covered: Vec<(Vec<u8>, Option<Vec<u8>>)> = match last {
+            None => std::mem::take(&mut state.kept).into_iter().collect(),
+            Some(last) => {
+                // `kept` keeps the keys below `last`.
+                let at_and_above = state.kept.split_off(last);
+                let covered = if self.reverse {
+                    at_and_above
+                } else {
+                    let mut below = std::mem::replace(&mut state.kept, at_and_above);
+                    if let Some(at_last) = state.kept.remove(last) {
+                        below.insert(last.to_vec(), at_last);
+                    }
+                    below
+                };
+                covered.into_iter().collect()
+            }
+        };
+        if self.reverse {
+            covered.into_iter().rev().collect()
+        } else {
+            covered
+        }
+    }
+
+    /// Moves the position to `last` (`None`: every pair has been read).
+    fn advance(&self, last: Option<&[u8]>) {
+        let mut state = self.state.lock();
+        match last {
+            Some(last) => state.position = Some(last.to_vec()),
+            None => {
+                state.done = true;
+                state.kept.clear();
+            }
+        }
     }
 }
 
@@ -186,6 +311,25 @@ impl PairIter {
             batch: BATCH_FIRST,
             ready: VecDeque::new(),
         }
+    }
+
+    /// An iterator over `bounds` of `table` in the write transaction `state` that shows the
+    /// transaction's view as of now: registered with the transaction, so that its later writes
+    /// keep what the iterator must still show (see the module docs).
+    pub(crate) fn in_txn(
+        state: &Arc<TxnState>,
+        table: &str,
+        bounds: Bounds,
+        reverse: bool,
+        mode: Mode,
+    ) -> PairIter {
+        let frozen = Arc::new(Frozen::new(table, bounds.clone(), reverse));
+        state.register_iterator(&frozen);
+        let origin = Origin::Txn {
+            state: Arc::clone(state),
+            frozen,
+        };
+        PairIter::new(origin, bounds, reverse, mode)
     }
 
     /// The next object already read, if any.
@@ -236,15 +380,15 @@ impl PairIter {
                 .py(py)?;
                 self.take_batch(py, &batch, wanted)?;
             }
-            Origin::Txn { state, table } => {
+            Origin::Txn { state, frozen } => {
                 let state = Arc::clone(state);
-                let table = table.clone();
+                let frozen = Arc::clone(frozen);
                 let (start, end) = self.window();
                 let (start, end) = (owned(start), owned(end));
                 let reverse = self.reverse;
                 state.with_txn(py, |txn| {
                     let iter = txn
-                        .range::<[u8], _>(&table, (as_ref(&start), as_ref(&end)))
+                        .range::<[u8], _>(frozen.table(), (as_ref(&start), as_ref(&end)))
                         .py(py)?;
                     let mut batch = Batch::new(wanted);
                     let items: Box<dyn Iterator<Item = _>> = if reverse {
@@ -256,7 +400,7 @@ impl PairIter {
                         let (key, value) = item.py(py)?;
                         batch.push(&key, value);
                     }
-                    self.take_batch(py, &batch, wanted)
+                    self.take_txn_batch(py, &batch, wanted, &frozen)
                 })?;
             }
             Origin::Bitable(table) => {
@@ -279,21 +423,71 @@ impl PairIter {
     /// Queues the Python objects of a batch; a short batch was the last.
     fn take_batch(&mut self, py: Python<'_>, batch: &Batch<'_>, wanted: usize) -> PyResult<()> {
         for (key, value) in batch.pairs() {
-            let object = match self.mode {
-                Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
-                Mode::Values => PyBytes::new(py, value).into_any().unbind(),
-                Mode::Items => {
-                    let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
-                    PyTuple::new(py, pair)?.into_any().unbind()
-                }
-            };
-            self.ready.push_back(object);
+            self.queue(py, key, value)?;
         }
+        self.advance(batch, wanted);
+        Ok(())
+    }
+
+    /// Queues a batch of a write transaction's current view as the view was when the iterator
+    /// was made: the keys `frozen` kept in the range the batch covers replace what the batch
+    /// read for them (a kept `None` is a key written since, shown not at all). The position
+    /// moves as the batch read, so a batch may queue nothing and not be the last.
+    fn take_txn_batch(
+        &mut self,
+        py: Python<'_>,
+        batch: &Batch<'_>,
+        wanted: usize,
+        frozen: &Frozen,
+    ) -> PyResult<()> {
+        let last = batch.last_key().filter(|_| batch.len() == wanted);
+        let covered = frozen.take_covered(last);
+        let mut kept = covered.iter().peekable();
+        // Whether `a` comes before `b` in iteration order.
+        let reverse = self.reverse;
+        let ahead = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
+        for (key, value) in batch.pairs() {
+            while let Some((kept_key, before)) = kept.next_if(|(k, _)| ahead(k, key)) {
+                if let Some(before) = before {
+                    self.queue(py, kept_key, before)?;
+                }
+            }
+            match kept.next_if(|(k, _)| k.as_slice() == key) {
+                Some((_, Some(before))) => self.queue(py, key, before)?,
+                Some((_, None)) => {}
+                None => self.queue(py, key, value)?,
+            }
+        }
+        for (kept_key, before) in kept {
+            if let Some(before) = before {
+                self.queue(py, kept_key, before)?;
+            }
+        }
+        frozen.advance(last);
+        self.advance(batch, wanted);
+        Ok(())
+    }
+
+    /// Queues the object of one pair.
+    fn queue(&mut self, py: Python<'_>, key: &[u8], value: &[u8]) -> PyResult<()> {
+        let object = match self.mode {
+            Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
+            Mode::Values => PyBytes::new(py, value).into_any().unbind(),
+            Mode::Items => {
+                let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
+                PyTuple::new(py, pair)?.into_any().unbind()
+            }
+        };
+        self.ready.push_back(object);
+        Ok(())
+    }
+
+    /// Moves past a batch read from the source: to its last key, or done when it was short.
+    fn advance(&mut self, batch: &Batch<'_>, wanted: usize) {
         match batch.last_key() {
             Some(last) if batch.len() == wanted => self.position = Some(last.to_vec()),
             _ => self.done = true,
         }
-        Ok(())
     }
 }
 

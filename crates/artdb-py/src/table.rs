@@ -17,8 +17,7 @@ use crate::buffer::{bytes_of, type_name};
 use crate::core::{Inner, SnapHandle};
 use crate::errors::EngineResult;
 use crate::iter::{Bounds, Mode, Origin, PairIter};
-use crate::txn::TxnState;
-use artdb::Transaction;
+use crate::txn::{TxnState, Writes};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -211,15 +210,16 @@ impl Table {
     fn in_txn<R: Send>(
         &self,
         py: Python<'_>,
-        mut body: impl FnMut(&mut Transaction) -> Result<R, artdb::Error> + Send,
+        mut body: impl FnMut(&mut Writes<'_>) -> Result<R, artdb::Error> + Send,
     ) -> PyResult<R> {
         match &self.source {
             Source::Auto(inner) => {
                 let db = inner.db(py)?;
-                py.allow_threads(|| db.transact(&mut body)).py(py)
+                py.allow_threads(|| db.transact(|txn| body(&mut Writes::unwatched(txn))))
+                    .py(py)
             }
             Source::Snapshot(_) => Err(self.read_only()),
-            Source::Txn(state) => state.with_txn(py, |txn| body(txn).py(py)),
+            Source::Txn(state) => state.with_writes(py, &self.name, |writes| body(writes).py(py)),
         }
     }
 
@@ -248,10 +248,7 @@ impl Table {
             }
             Source::Txn(state) => {
                 state.with_txn(py, |txn| txn.len(&self.name).py(py))?;
-                Origin::Txn {
-                    state: Arc::clone(state),
-                    table: self.name.clone(),
-                }
+                return Ok(PairIter::in_txn(state, &self.name, bounds, reverse, mode));
             }
         };
         Ok(PairIter::new(origin, bounds, reverse, mode))

@@ -13,18 +13,23 @@
 //! the GIL (they are in-memory); `commit` takes it out of the mutex first and runs with the GIL
 //! released.
 //!
+//! Writes go through [`Writes`], which keeps for each live iterator of the transaction what a
+//! key ahead of it held before the write, so that iterators show the view of their creation
+//! (`iter.rs`).
+//!
 //! States: Open -> Committed (`commit`) | Aborted (`abort`, an exception in the `with` block, a
 //! failed commit, or `db.close()`); every call on a finished transaction raises
 //! `TransactionClosedError` (`ClosedError` after `db.close()`).
 
 use crate::core::{Durability, Ended, Inner, SnapHandle};
 use crate::errors::{self, EngineResult};
+use crate::iter::Frozen;
 use crate::table::{Source, Table};
 use artdb::{Isolation, Transaction, WriteOptions};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// Parses the isolation keyword.
 pub(crate) fn parse_isolation(isolation: &str) -> PyResult<Isolation> {
@@ -42,6 +47,8 @@ pub(crate) struct TxnState {
     pub(crate) durability: Durability,
     pub(crate) isolation: Isolation,
     slot: Mutex<Result<Transaction, Ended>>,
+    /// The iterators made in this transaction (dropped ones are pruned as others register).
+    iterators: Mutex<Vec<Weak<Frozen>>>,
 }
 
 impl TxnState {
@@ -60,6 +67,7 @@ impl TxnState {
             durability,
             isolation,
             slot: Mutex::new(Ok(txn)),
+            iterators: Mutex::new(Vec::new()),
         });
         inner.register_txn(&state);
         Ok(state)
@@ -88,6 +96,34 @@ impl TxnState {
             Ok(txn) => body(txn),
             Err(ended) => Err(TxnState::ended_error(py, *ended)),
         }
+    }
+
+    /// Runs `body` on the open transaction as [`Writes`] to `table` (with the GIL), or raises.
+    pub(crate) fn with_writes<R>(
+        &self,
+        py: Python<'_>,
+        table: &str,
+        body: impl FnOnce(&mut Writes<'_>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let iterators = self.iterators_of(table);
+        self.with_txn(py, |txn| body(&mut Writes { txn, iterators }))
+    }
+
+    /// Adds an iterator made in this transaction (see [`Writes`]).
+    pub(crate) fn register_iterator(&self, frozen: &Arc<Frozen>) {
+        let mut iterators = self.iterators.lock();
+        iterators.retain(|iterator| iterator.strong_count() > 0);
+        iterators.push(Arc::downgrade(frozen));
+    }
+
+    /// The live iterators of `table`.
+    fn iterators_of(&self, table: &str) -> Vec<Arc<Frozen>> {
+        self.iterators
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|frozen| frozen.table() == table)
+            .collect()
     }
 
     /// Whether it is still open.
@@ -135,6 +171,64 @@ impl TxnState {
             return Err(errors::finished(py, "transaction"));
         };
         py.allow_threads(move || txn.commit().map(drop)).py(py)
+    }
+}
+
+/// A transaction as the table methods change it: reads through `Deref`, writes through
+/// [`Writes::insert`] and [`Writes::remove`] only (no `DerefMut`, so a write cannot bypass
+/// them). Before each write of a key that a live iterator of the Python transaction has yet to
+/// reach, it records what the key holds for that iterator ([`Frozen::keep`]). For the
+/// statements of `db.table(...)` there are no such iterators (theirs read engine snapshots).
+///
+/// Recording reads the key through the transaction, which a serializable transaction notes as
+/// a read of it: that changes no outcome, since the write of the same key conflicts with the
+/// same concurrent writers in both isolation levels (docs/isolation.md).
+pub(crate) struct Writes<'t> {
+    txn: &'t mut Transaction,
+    iterators: Vec<Arc<Frozen>>,
+}
+
+impl<'t> Writes<'t> {
+    /// Writes to `txn` that no iterator watches.
+    pub(crate) fn unwatched(txn: &'t mut Transaction) -> Writes<'t> {
+        Writes {
+            txn,
+            iterators: Vec::new(),
+        }
+    }
+
+    /// Sets `key` to `value` in `table`.
+    pub(crate) fn insert(&mut self, table: &str, key: &[u8], value: &[u8]) -> artdb::Result<()> {
+        self.keep(table, key)?;
+        self.txn.insert(table, key, value)
+    }
+
+    /// Removes `key` from `table`; true if it was there.
+    pub(crate) fn remove(&mut self, table: &str, key: &[u8]) -> artdb::Result<bool> {
+        self.keep(table, key)?;
+        self.txn.remove(table, key)
+    }
+
+    /// Records what `key` holds for each iterator that has yet to reach it.
+    fn keep(&self, table: &str, key: &[u8]) -> artdb::Result<()> {
+        let mut iterators = self.iterators.iter().filter(|frozen| frozen.needs(key));
+        let Some(first) = iterators.next() else {
+            return Ok(());
+        };
+        let before = self.txn.get(table, key)?;
+        first.keep(key, before);
+        for frozen in iterators {
+            frozen.keep(key, before);
+        }
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Writes<'_> {
+    type Target = Transaction;
+
+    fn deref(&self) -> &Transaction {
+        self.txn
     }
 }
 

@@ -87,7 +87,13 @@ class Table:
     """A ``MutableMapping[bytes, bytes]`` in key order (registered as one).
 
     From ``db.table``: each statement its own transaction; from ``snap.table``: read-only,
-    one snapshot; from ``tx.table``: the transaction's view, writes buffered until commit."""
+    one snapshot; from ``tx.table``: the transaction's view, writes buffered until commit.
+
+    Every iterator (``iter(t)``, ``reversed(t)``, the views', ``range``, ``prefix``) shows the
+    table as it was when the iterator was made, whatever is written while it runs: writing to
+    the table while iterating it is allowed (no ``RuntimeError`` as with ``dict``), and the loop
+    sees neither its own inserts, nor its deletions, nor its new values, in a transaction as
+    outside one."""
 
     @property
     def name(self) -> str:
@@ -132,10 +138,11 @@ class Table:
         inclusive_end: bool = False,
         reverse: bool = False,
     ) -> Iterator[tuple[bytes, bytes]]:
-        """Pairs with ``start <= key < end`` (``<= end`` with ``inclusive_end``), lazily, over
-        one snapshot."""
+        """Pairs with ``start <= key < end`` (``<= end`` with ``inclusive_end``), lazily, as the
+        table was when this was called (writes made while it runs are not shown)."""
     def prefix(self, prefix: Buffer, *, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        """Pairs whose keys start with ``prefix``, lazily, over one snapshot."""
+        """Pairs whose keys start with ``prefix``, lazily, as the table was when this was called
+        (writes made while it runs are not shown)."""
 
 class TableView(Generic[_T]):
     """``keys()``/``values()``/``items()`` of a table."""
@@ -145,7 +152,8 @@ class TableView(Generic[_T]):
     def __contains__(self, item: object) -> bool: ...
 
 class Iterator(_Iterator[_T]):
-    """A lazy iterator over one snapshot, read in batches with the GIL released. Raises
+    """A lazy iterator over the table as it was when the iterator was made (later writes, the
+    transaction's own included, are not shown), read in batches with the GIL released. Raises
     ``ClosedError`` / ``TransactionClosedError`` once its database or transaction ended."""
     def __iter__(self) -> Iterator[_T]: ...
     def __next__(self) -> _T: ...
@@ -176,7 +184,8 @@ class WriteTransaction:
     def isolation(self) -> Isolation:
         """Its isolation level."""
     def table(self, name: str) -> Table:
-        """The table as this transaction sees it (its own writes included)."""
+        """The table as this transaction sees it (its own writes included; each iterator shows
+        it as it was when the iterator was made)."""
     def commit(self) -> None:
         """Validates and applies (``ConflictError``: nothing applied, run it again)."""
     def abort(self) -> None:
