@@ -325,7 +325,7 @@ fn scan(
     let upper_key = to.as_deref();
     let mut stdout = std::io::stdout().lock();
     let mut rows = Vec::new();
-    for item in pairs.take(limit.map_or(usize::MAX, |l| l as usize)) {
+    for item in pairs.take(limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX))) {
         let (key, value) = item?;
         if upper_key.is_some_and(|upper| key >= upper) {
             break;
