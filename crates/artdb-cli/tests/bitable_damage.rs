@@ -7,9 +7,9 @@ use common::*;
 
 /// `bitable stats` (and every command that opens the table) on a header whose checksum holds
 /// but whose level table is impossible: exit 4 naming the header field. Regression of issue 39
-/// item 9: `stats` exited 0 printing the header's figures (a branch level with more pages than
-/// the leaves below it, a fill factor of 7%), because open checked only that the levels tile
-/// the file; and a header that failed at open was exit 1, not the corruption code.
+/// item 9: `stats` exited 0 printing the header's figures as if true (a branch level with more
+/// pages than the leaves below it), because open checked only that the levels tile the file;
+/// and a header that failed at open was exit 1, not the corruption code.
 #[test]
 fn a_header_with_impossible_levels_is_exit_code_4_for_every_command() {
     let dir = TempDir::new("bitable-impossible-levels");
