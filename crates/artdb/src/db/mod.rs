@@ -13,7 +13,7 @@
 //! durable (group commit), which publishes the views in LSN order. Open replays the records the
 //! checkpoint does not cover and checkpoints them (`recovery.rs`). docs/recovery.md.
 //!
-//! Checkpoint (one place: [`WriterState::checkpoint`]): persist each changed table's heap nodes
+//! Checkpoint (one place: `WriterState::checkpoint`): persist each changed table's heap nodes
 //! post-order through the store's page writer, commit the store (blobs, sync, superblock, sync),
 //! then switch each tree onto its persisted root and republish, advancing the epoch in the same
 //! step as the publish (see `txn/pins.rs` for why). A failure before the store commit leaves the trees
@@ -340,6 +340,54 @@ impl Db {
         Ok(db)
     }
 
+    /// Opens the database at `path`, or creates it there when no file is there or the file is
+    /// empty (0 bytes, as `tempfile` and `touch` make it: never a database, since create
+    /// formats the file under a temporary name first). The call a program that keeps its data
+    /// in one database reaches for first; [`Db::create`] (an error if the file exists) and
+    /// [`Db::open`] (an error if it does not) are for when either would be a mistake. A
+    /// read-only `options` never creates: a missing file is then the open's error.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.artdb");
+    /// let db = artdb::Db::open_or_create(&path, artdb::Options::default())?;
+    /// db.create_table_if_missing("users")?;
+    /// db.close()?;
+    /// let db = artdb::Db::open_or_create(&path, artdb::Options::default())?; // opens it again
+    /// assert_eq!(db.table_names(), ["users"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_or_create(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let path = path.as_ref();
+        if options.read_only || options.salvage_previous_checkpoint {
+            return Db::open(path, options);
+        }
+        match std::fs::metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                match Db::create(path, options.clone()) {
+                    // Another process created it in between: open what it made.
+                    Err(Error::AlreadyExists { .. }) => Db::open(path, options),
+                    created => created,
+                }
+            }
+            Ok(metadata) if metadata.is_file() && metadata.len() == 0 => {
+                // An empty file holds nothing to lose; it is replaced by a new database (the
+                // name is free only between these two calls: another creator then wins, and
+                // this call opens what it made).
+                std::fs::remove_file(path).map_err(|source| Error::Open {
+                    path: path.to_path_buf(),
+                    read_only: false,
+                    source,
+                })?;
+                match Db::create(path, options.clone()) {
+                    Err(Error::AlreadyExists { .. }) => Db::open(path, options),
+                    created => created,
+                }
+            }
+            _ => Db::open(path, options),
+        }
+    }
+
     /// Opens the database file at `path`. Another read-write open handle on it, in this process
     /// or another, makes this fail with [`Error::Locked`]; so does any other handle when this one
     /// is read-write (see [`Options::read_only`]).
@@ -604,6 +652,18 @@ impl Db {
         let mut batch = self.write()?;
         batch.create_table(name)?;
         batch.commit()
+    }
+
+    /// Creates the empty table `name` unless it exists; returns whether it was created. The
+    /// check and the creation are one write batch, so two callers racing create it once.
+    pub fn create_table_if_missing(&self, name: &str) -> Result<bool> {
+        let mut batch = self.write()?;
+        if batch.has_table(name) {
+            return Ok(false);
+        }
+        batch.create_table(name)?;
+        batch.commit()?;
+        Ok(true)
     }
 
     /// Drops a table (a one-operation write batch).

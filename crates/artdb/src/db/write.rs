@@ -278,6 +278,11 @@ impl<'db> WriteTxn<'db> {
         Ok(())
     }
 
+    /// Whether `table` exists as this batch sees it.
+    pub fn has_table(&self, table: &str) -> bool {
+        self.state.tables.contains_key(table)
+    }
+
     /// Names of the tables as this batch sees them.
     pub fn table_names(&self) -> Vec<String> {
         self.state.tables.keys().cloned().collect()

@@ -10,7 +10,7 @@
 //!   written keys); serializable per transaction (also validates point reads and scanned key
 //!   ranges, so phantoms count). Read transactions (`Db::begin_read`) never abort or wait.
 //! - `Db::transact` (db/transact.rs) runs a closure in a transaction and retries it on a
-//!   conflict, pausing with [`backoff`].
+//!   conflict, pausing with `backoff`.
 //! - The shared state (`state.rs`: what readers see, the writer's state, the locks) and the
 //!   pins of live readers (`pins.rs`) live here, below `db`, which builds them at open.
 //! - The pipeline (`pipeline.rs`): after the commit lock, wait until the commit's log record is
@@ -62,13 +62,14 @@ pub enum Durability {
     NoSync,
 }
 
-/// Options of [`Db::begin_write`] and [`Db::transact_with`].
+/// Options of [`Db::begin_write`](crate::Db::begin_write) and
+/// [`Db::transact_with`](crate::Db::transact_with).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct WriteOptions {
     /// Isolation level. Default: [`Isolation::Snapshot`].
     pub isolation: Isolation,
-    /// Attempts [`Db::transact_with`] makes before returning the conflict. Default: 16.
+    /// Attempts [`Db::transact_with`](crate::Db::transact_with) makes before returning the conflict. Default: 16.
     pub max_attempts: u32,
     /// Durability of the commit; `None`: the database's ([`crate::Options::durability`]).
     pub durability: Option<Durability>,
