@@ -138,7 +138,12 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
     }
     let started = std::time::Instant::now();
     let mut snapshot_copy = None;
-    let source = match Db::open(&args.file, crate::dbcommon::options_read_only()) {
+    // No waiting for the lock: a writer that holds it is copied live, below.
+    let no_wait = artdb::Options {
+        lock_wait_max: std::time::Duration::ZERO,
+        ..crate::dbcommon::options_read_only()
+    };
+    let source = match Db::open(&args.file, no_wait) {
         Ok(source) => source,
         // A writer in another process holds the file: copy it without the lock (module docs).
         Err(artdb::Error::Locked { .. }) => {

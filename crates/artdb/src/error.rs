@@ -101,10 +101,15 @@ pub enum Error {
         /// What it looks like instead ("empty", "an artdb bitable file", ...).
         found: &'static str,
     },
-    /// Another handle (in this or another process) holds the database file's lock.
+    /// Another handle (in this or another process) holds the database file's lock, and kept
+    /// it for as long as the open was allowed to wait (`Options::lock_wait_max`).
     Locked {
         /// The file.
         path: std::path::PathBuf,
+        /// The pid of the process holding it, when known (not for a handle of this process).
+        holder_pid: Option<u32>,
+        /// How long the open waited, in milliseconds.
+        waited_ms: u64,
     },
     /// The file to create already exists.
     AlreadyExists {
@@ -278,12 +283,30 @@ impl fmt::Display for Error {
                     write!(f, "; check the path")
                 }
             }
-            Error::Locked { path } => write!(
-                f,
-                "{} is open in another process or handle; close that one first (a read-write \
-                 open excludes every other open; read-only opens exclude only read-write ones)",
-                path.display()
-            ),
+            Error::Locked {
+                path,
+                holder_pid,
+                waited_ms,
+            } => {
+                match holder_pid {
+                    Some(pid) => write!(f, "{} is open in another process (pid {pid})", path.display())?,
+                    None => write!(
+                        f,
+                        "{} is open in another process or handle (of this process, or one whose \
+                         pid is unknown)",
+                        path.display()
+                    )?,
+                }
+                if *waited_ms > 0 {
+                    write!(f, ", still after waiting {waited_ms} ms")?;
+                }
+                write!(
+                    f,
+                    "; close that one first, or wait longer (`Options::lock_wait_max`; a \
+                     read-write open excludes every other open; read-only opens exclude only \
+                     read-write ones)"
+                )
+            }
             Error::AlreadyExists { path } => write!(
                 f,
                 "{} already exists; open it instead or choose another path",

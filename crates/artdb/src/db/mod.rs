@@ -96,7 +96,15 @@ pub struct Options {
     /// default: what a torn final write leaves) or refuse to open ([`RecoveryMode::Strict`],
     /// for disks whose writes are not trusted). Default: [`RecoveryMode::TolerateTornTail`].
     pub recovery: RecoveryMode,
+    /// How long [`Db::open`] waits for another handle (another process's, or this one's) to
+    /// close the database before failing with [`Error::Locked`], which names the holder's pid
+    /// when it is known. So a command-line write beside a short-lived writer takes its turn
+    /// instead of failing. `Duration::ZERO` fails at once. Default: 5 s.
+    pub lock_wait_max: std::time::Duration,
 }
+
+/// Default of [`Options::lock_wait_max`].
+pub const LOCK_WAIT_MAX_DEFAULT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Default of [`Options::checkpoint_threshold_bytes`].
 pub const CHECKPOINT_THRESHOLD_BYTES_DEFAULT: u64 = 16 << 20;
@@ -117,6 +125,7 @@ impl Default for Options {
             read_only: false,
             open_without_log: false,
             recovery: RecoveryMode::TolerateTornTail,
+            lock_wait_max: LOCK_WAIT_MAX_DEFAULT,
         }
     }
 }
@@ -408,10 +417,10 @@ impl Db {
             path = &resolved;
         }
         if options.read_only || options.salvage_previous_checkpoint {
-            let storage = FileStorage::open_read_only(path)?;
+            let storage = FileStorage::open_read_only_waiting(path, options.lock_wait_max)?;
             let log_file = log_path(path);
             let log: Arc<dyn Storage> = if FileStorage::exists(&log_file) {
-                let file = FileStorage::open_read_only(&log_file)?;
+                let file = FileStorage::open_read_only_waiting(&log_file, options.lock_wait_max)?;
                 let len = file.len().map_err(Error::io("read the log length"))?;
                 let mut bytes = vec![0u8; len as usize];
                 file.read_at(0, &mut bytes)
@@ -446,9 +455,9 @@ impl Db {
     }
 
     fn open_read_write(path: &Path, log_file: &Path, options: Options) -> Result<Db> {
-        let storage = FileStorage::open(path)?;
+        let storage = FileStorage::open_waiting(path, options.lock_wait_max)?;
         let log_existed = FileStorage::exists(log_file);
-        let log = FileStorage::open_or_create(log_file)?;
+        let log = FileStorage::open_or_create_waiting(log_file, options.lock_wait_max)?;
         let opened = Db::open_in_with_log(Arc::new(storage), Arc::new(log), options);
         if opened.is_err() && !log_existed {
             // Leave the directory as it was: the log was made by this call, and no commit can

@@ -1,6 +1,7 @@
 //! FileStorage: the database file on disk, locked while open.
 //!
-//! The lock is `flock` on the open file description, taken without waiting: exclusive
+//! The lock is `flock` on the open file description, taken without waiting or, through the
+//! `_waiting` opens, retried until a deadline (`Options::lock_wait_max`): exclusive
 //! (`LOCK_EX`) for a read-write open, shared (`LOCK_SH`) for a read-only one. So any number of
 //! read-only opens coexist, and a read-write open excludes every other open, read-only or not, in
 //! this process or another (`Error::Locked`). That a read-only process cannot run beside a
@@ -28,6 +29,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The database file (see the module docs).
 pub struct FileStorage {
@@ -166,7 +168,45 @@ impl FileStorage {
         FileStorage::lock(file, path, true)
     }
 
+    /// [`FileStorage::open`], waiting up to `wait` for another handle to release the lock
+    /// (then `Error::Locked`, naming the holder's pid when it is known).
+    pub fn open_waiting(path: &Path, wait: Duration) -> Result<FileStorage> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(open_error(path, false))?;
+        FileStorage::lock_waiting(file, path, false, wait)
+    }
+
+    /// [`FileStorage::open_or_create`], waiting up to `wait` for the lock.
+    pub fn open_or_create_waiting(path: &Path, wait: Duration) -> Result<FileStorage> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(open_error(path, false))?;
+        FileStorage::lock_waiting(file, path, false, wait)
+    }
+
+    /// [`FileStorage::open_read_only`], waiting up to `wait` for the lock.
+    pub fn open_read_only_waiting(path: &Path, wait: Duration) -> Result<FileStorage> {
+        let file = OpenOptions::new()
+            .read(true)
+            .open(path)
+            .map_err(open_error(path, true))?;
+        FileStorage::lock_waiting(file, path, true, wait)
+    }
+
     fn lock(file: File, path: &Path, shared: bool) -> Result<FileStorage> {
+        FileStorage::lock_waiting(file, path, shared, Duration::ZERO)
+    }
+
+    /// Takes the `flock` (module docs), retrying with growing pauses until `wait` has passed.
+    /// Once held, a record lock on [`HOLDER_LOCK_AT`] tells waiters this process's pid.
+    fn lock_waiting(file: File, path: &Path, shared: bool, wait: Duration) -> Result<FileStorage> {
         let metadata = file.metadata().map_err(open_error(path, shared))?;
         if metadata.is_dir() {
             return Err(Error::Open {
@@ -176,20 +216,37 @@ impl FileStorage {
             });
         }
         let operation = if shared { libc::LOCK_SH } else { libc::LOCK_EX };
-        // SAFETY: flock on a descriptor we own; no memory is passed.
-        let status = unsafe { libc::flock(file.as_raw_fd(), operation | libc::LOCK_NB) };
-        if status != 0 {
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            // SAFETY: flock on a descriptor we own; no memory is passed.
+            let status = unsafe { libc::flock(file.as_raw_fd(), operation | libc::LOCK_NB) };
+            if status == 0 {
+                break;
+            }
             let source = io::Error::last_os_error();
-            return Err(match source.raw_os_error() {
-                Some(code) if code == libc::EWOULDBLOCK || code == libc::EAGAIN => Error::Locked {
-                    path: path.to_path_buf(),
-                },
-                _ => Error::Io {
+            let busy = matches!(
+                source.raw_os_error(),
+                Some(code) if code == libc::EWOULDBLOCK || code == libc::EAGAIN
+            );
+            if !busy {
+                return Err(Error::Io {
                     op: "lock the database file",
                     source,
-                },
-            });
+                });
+            }
+            let waited = start.elapsed();
+            if waited >= wait {
+                return Err(Error::Locked {
+                    path: path.to_path_buf(),
+                    holder_pid: holder_pid(&file),
+                    waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            std::thread::sleep(pause.min(wait - waited));
+            pause = (pause * 2).min(LOCK_PAUSE_MAX);
         }
+        announce_holder(&file, shared);
         Ok(FileStorage {
             file,
             path: path.to_path_buf(),
@@ -201,6 +258,44 @@ impl FileStorage {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Longest pause between two tries of a lock that another handle holds.
+const LOCK_PAUSE_MAX: Duration = Duration::from_millis(50);
+
+/// The byte (far past any real file length, so it covers no data) on which a lock holder takes
+/// an `fcntl` record lock whose only job is to tell a waiter its pid (`F_GETLK` reports it;
+/// `flock` cannot). Record locks belong to the process and go when any of its descriptors of the
+/// file closes, so the pid can be missing; the `flock` alone decides who holds the file.
+const HOLDER_LOCK_AT: i64 = i64::MAX - 1;
+
+fn holder_record(kind: libc::c_int) -> libc::flock {
+    // SAFETY: `flock` is a plain C struct of integers, for which all zeros is a valid value.
+    let mut record: libc::flock = unsafe { std::mem::zeroed() };
+    record.l_type = kind as libc::c_short;
+    record.l_whence = libc::SEEK_SET as libc::c_short;
+    record.l_start = HOLDER_LOCK_AT as libc::off_t;
+    record.l_len = 1;
+    record
+}
+
+/// Best effort: a failure only means waiters will not learn the pid.
+fn announce_holder(file: &File, shared: bool) {
+    let kind = if shared { libc::F_RDLCK } else { libc::F_WRLCK };
+    let record = holder_record(kind);
+    // SAFETY: fcntl on a descriptor we own with a pointer to a live, initialized `flock`.
+    let _ = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &record) };
+}
+
+/// The pid of a process holding the record lock of [`HOLDER_LOCK_AT`], if one does.
+fn holder_pid(file: &File) -> Option<u32> {
+    let mut record = holder_record(libc::F_WRLCK);
+    // SAFETY: fcntl on a descriptor we own with a pointer to a live `flock` it fills in.
+    let status = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut record) };
+    if status != 0 || record.l_type == libc::F_UNLCK as libc::c_short {
+        return None;
+    }
+    u32::try_from(record.l_pid).ok().filter(|&pid| pid != 0)
 }
 
 impl Drop for FileStorage {
