@@ -11,8 +11,8 @@
 
 use std::ops::{Bound, RangeBounds};
 
+use crate::lookup::{check_key, Entry, View};
 use crate::node::{InnerRef, PackRef};
-use crate::read::{check_key, Entry, View};
 use crate::word;
 use crate::Error;
 
@@ -510,7 +510,7 @@ impl<'a> Cursor<'a> {
 const SIBLINGS_AHEAD: usize = 2;
 
 /// Starts loading the first lines of the [`SIBLINGS_AHEAD`] children of `node` a scan enters
-/// next ([`crate::read::prefetch_scan`]): forward, those at byte `from` or above; backward,
+/// next ([`crate::lookup::prefetch_scan`]): forward, those at byte `from` or above; backward,
 /// those below byte `from`, nearest first (a pack is entered at its last entry then, so for
 /// packs over four lines only the header arrives early; small packs, the case that needs it,
 /// arrive whole). No effect on results.
@@ -526,7 +526,7 @@ fn prefetch_siblings(node: InnerRef<'_>, from: usize, forward: bool) {
         let Some((byte, slot)) = next else {
             return;
         };
-        crate::read::prefetch_scan(word::load(slot));
+        crate::lookup::prefetch_scan(word::load(slot));
         at = usize::from(byte) + usize::from(forward);
     }
 }

@@ -16,11 +16,11 @@
 //! - node images that are fixed little-endian byte layouts made only of byte arrays, so a
 //!   persisted image is read in place from a memory map (`NodeSource`), with every image checked
 //!   before use (`Error::Persisted`);
-//! - copy-on-write versions (`cow.rs`): [`Tree::snapshot`] is O(1), a write copies only its
+//! - copy-on-write versions (`write/cow.rs`): [`Tree::snapshot`] is O(1), a write copies only its
 //!   path, nodes created since the last snapshot are changed in place, and replaced nodes are
 //!   freed when no snapshot can reach them.
 //!
-//! Forks ([`Snapshot::fork`], `fork.rs`): a private writer on a snapshot (a transaction's tree),
+//! Forks ([`Snapshot::fork`], `write/fork.rs`): a private writer on a snapshot (a transaction's tree),
 //! installed into its tree by [`Tree::install`] when that tree has not moved since (no copy), or
 //! dropped (freeing what it built).
 //!
@@ -31,38 +31,27 @@
 //! get its offset), [`Tree::open`] (a tree over a persisted root), [`Tree::persist`] (write every
 //! heap node post-order and swizzle the tree onto the persisted images). See `docs/art.md`.
 //!
-//! Unsafe code lives in `raw.rs` (allocation and byte views), `node/` (views of heap images),
-//! `node/search.rs` (SSE2), `read.rs`/`cow.rs`/`tree.rs` (calls into them, each with its
+//! Unsafe code lives in `raw/` (allocation and byte views), `node/` (views of heap images),
+//! `raw/search.rs` (SSE2), `lookup/mod.rs`/`write/cow.rs`/`tree.rs` (calls into them, each with its
 //! `SAFETY` argument). Run the tests under valgrind after changing any of them (docs/art.md).
 
-mod arena;
-mod bulk;
-mod cow;
+mod build;
 mod cursor;
 mod error;
-mod fork;
 #[cfg(feature = "probe-ladder")]
 pub mod ladder;
+mod lookup;
 mod node;
-mod pack_write;
 mod persist;
 mod raw;
-mod read;
-mod read_fast;
-mod read_persisted;
-mod rollback;
-mod slice_build;
-mod snapshot_read;
 mod tree;
 mod verify;
 mod word;
-mod write_fast;
+mod write;
 
-pub use arena::{arena_stats, ArenaStats};
-pub use cow::Snapshot;
 pub use cursor::{Cursor, Iter, Pair};
 pub use error::Error;
-pub use fork::Fork;
+pub use lookup::{PointReader, GET_MANY_GROUP_LEN};
 pub use node::{
     pack_capacity_max, pack_capacity_max_for, NODE16_CAPACITY, NODE16_SHRINK_COUNT,
     NODE256_CAPACITY, NODE256_SHRINK_COUNT, NODE48_CAPACITY, NODE48_SHRINK_COUNT, NODE4_CAPACITY,
@@ -70,10 +59,12 @@ pub use node::{
     PACK_VALUE_WIDTH_MAX, PACK_WIDE_AREA_LEN_MAX, PACK_WIDE_VALUE_WIDTH_MAX,
 };
 pub use persist::{MemoryNodeStore, NodeSink, NodeSource, QuickRegion};
-pub use read::{PointReader, GET_MANY_GROUP_LEN};
+pub use raw::arena::{arena_stats, ArenaStats};
 pub use tree::Tree;
 pub use verify::{Stats, Violation};
 pub use word::{ChildWord, INLINE_VALUE_LEN_MAX};
+pub use write::cow::Snapshot;
+pub use write::fork::Fork;
 
 /// Longest key in bytes; longer keys are `Error::KeyTooLarge`.
 pub const KEY_LEN_MAX: usize = 4096;

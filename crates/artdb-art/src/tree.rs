@@ -2,7 +2,7 @@
 //!
 //! Every write walks from the root to the key's position, making each inner node on the way
 //! writable first (`Writer::own`: in place if stamped with the current version, else a copy that
-//! replaces it in the already writable parent, see `cow.rs`). Structure changes happen at the
+//! replaces it in the already writable parent, see `write/cow.rs`). Structure changes happen at the
 //! bottom of the walk only:
 //! - insert into an empty slot: a value word (inline value or leaf);
 //! - insert where a leaf or inline value sits: a Node4 whose prefix is the common part (lazy
@@ -18,18 +18,18 @@
 
 use std::sync::Arc;
 
-use crate::cow::{self, Registry, Snapshot};
 use crate::cursor::{common_prefix_len, Cursor, Iter, Pair};
+use crate::lookup::{check_key, Entry, Resolver, View};
 use crate::node::{
     self, alloc_leaf, build_inner, copy_inner, Body, EntryList, InnerMut, InnerRef, Shape,
     KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_SHRINK_COUNT, NODE256_SHRINK_COUNT,
     NODE48_CAPACITY, NODE48_SHRINK_COUNT,
 };
-use crate::pack_write::{can_pack, pack_of_two, PackInsert};
 use crate::persist::NodeSource;
-use crate::read::{check_key, Entry, Resolver, View};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
-use crate::write_fast::FastUpsert;
+use crate::write::cow::{Registry, Snapshot};
+use crate::write::fast::FastUpsert;
+use crate::write::pack::{can_pack, pack_of_two, PackInsert};
 use crate::{ChildWord, Error, VALUE_LEN_MAX};
 
 /// The single writer of a tree; owns the newest version. Readers on other threads use
@@ -97,7 +97,7 @@ impl Tree {
         Ok(Tree::with_root(bits, len, Some(source)))
     }
 
-    /// A tree over `root` with the given writer state (for `fork.rs`).
+    /// A tree over `root` with the given writer state (for `write/fork.rs`).
     pub(crate) fn from_parts(root: u64, writer: Writer) -> Tree {
         Tree {
             root: root.to_le_bytes(),
@@ -203,7 +203,7 @@ impl Tree {
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
         // SAFETY: `&self` keeps the tree's version live and unwritten for the borrow (raw.rs
         // invariants 2 and 3), and `view()` is a view of it.
-        unsafe { crate::read::get_lazy(&self.root, key, || self.view()) }
+        unsafe { crate::lookup::get_lazy(&self.root, key, || self.view()) }
     }
 
     /// Looks up many keys, overlapping their cache misses; `out[i]` is the value of `keys[i]`.
@@ -338,7 +338,7 @@ fn inner_mut<'x>(address: usize) -> InnerMut<'x> {
 }
 
 impl Writer {
-    /// Unlinks a word from the current tree: frees it now or retires it (cow.rs).
+    /// Unlinks a word from the current tree: frees it now or retires it (write/cow.rs).
     pub fn retire(&mut self, bits: u64) {
         match word::decode(bits) {
             Word::HeapNode(address) => {
@@ -347,7 +347,7 @@ impl Writer {
                 if version == self.version || self.registry.no_snapshots() {
                     // SAFETY: stamped with the current version (no snapshot reaches it) or no
                     // snapshot exists; it was just unlinked from the current tree.
-                    unsafe { cow::free_word(bits) };
+                    unsafe { crate::write::cow::free_word(bits) };
                 } else {
                     self.registry.retire(self.version, bits);
                 }
@@ -360,7 +360,7 @@ impl Writer {
                 if current_pack || self.registry.no_snapshots() {
                     // SAFETY: a pack created in the current version (no snapshot reaches it) or
                     // no snapshot exists; it was just unlinked from the current tree.
-                    unsafe { cow::free_word(bits) };
+                    unsafe { crate::write::cow::free_word(bits) };
                 } else {
                     self.registry.retire(self.version, bits);
                 }
@@ -859,7 +859,7 @@ impl Writer {
 /// `split_prefix`, `relocate`) its words sit below a heap parent and are trusted, so they are
 /// checked before the copy. (Regression, found by the engine's fuzz body,
 /// `crates/artdb/tests/fuzz_body.rs`: a log replay through such a node ended in a segmentation
-/// fault in `read_fast::step`.)
+/// fault in `lookup::heap::step`.)
 ///
 /// The node's shape is checked too, for what the heap writer relies on and the read path does
 /// not check: Node4 and Node16 keys sorted and distinct; every Node48 index entry naming its own

@@ -14,11 +14,11 @@
 //! "Every leaf's key starts with its path" holds by construction here (a leaf stores only the
 //! suffix after its path), so it is checked as: no leaf key exceeds KEY_LEN_MAX.
 
+use crate::lookup::{Entry, View};
 use crate::node::{
     self, Body, InnerRef, KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_SHRINK_COUNT,
     NODE256_SHRINK_COUNT, NODE48_SHRINK_COUNT,
 };
-use crate::read::{Entry, View};
 use crate::tree::Tree;
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
@@ -105,7 +105,7 @@ pub enum Violation {
     },
     /// A hinted pack word (tag 101) whose hint does not describe its heap pack (capacity =
     /// count + spare, record stride, full bit = no spare slot, no prefix, not dense). Lookups
-    /// still answer right (`read_fast::step` checks the header against the hint before it uses
+    /// still answer right (`lookup::heap::step` checks the header against the hint before it uses
     /// the hint's layout), but they and the insert path's prefetches would work from a wrong
     /// layout or count guess.
     PackHintStale {

@@ -1,6 +1,6 @@
 //! `get_many` on trees whose root is a heap Node256 (issue 13, session 22): the group walk reads
 //! such a root's header once per group and takes each key's first level as a prefix compare and
-//! one child load (`read_fast::get_group`). Model tests against `BTreeMap` and against `get`,
+//! one child load (`lookup::heap::get_group`). Model tests against `BTreeMap` and against `get`,
 //! with root prefixes of every length (none, inline, longer than the header holds), children of
 //! every kind under the root (single leaves, inline values, packs, inner nodes), and queries that
 //! are present, absent at the root's byte, absent deeper, differ inside the root's prefix, end

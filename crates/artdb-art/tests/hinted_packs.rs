@@ -1,5 +1,5 @@
-//! Heap lookups in hinted packs (`read_fast::step`'s hinted arm, `node::probe_hinted`, session
-//! 12) and dense runs across their burst at the 65th key (`pack_write::full_run_bursts`),
+//! Heap lookups in hinted packs (`lookup::heap::step`'s hinted arm, `node::probe_hinted`, session
+//! 12) and dense runs across their burst at the 65th key (`write::pack::full_run_bursts`),
 //! against a `BTreeMap` model.
 //!
 //! `probe_hinted` takes a pack's layout (capacity, record stride) from its word and the suffix

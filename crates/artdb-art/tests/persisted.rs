@@ -694,7 +694,7 @@ impl NodeSource for GeneralOnly {
     }
 }
 
-/// The quick paths (a point reader's checked root, then `read_persisted::get` with its Node256
+/// The quick paths (a point reader's checked root, then `lookup::persisted::get` with its Node256
 /// and dense-pack forms of the checks) answer exactly as the general path, also on damaged
 /// images: every byte of the headers (and first child slots) of the images near the root of a
 /// W2-shaped tree and of the sample tree, flipped three ways, then looked up through a point

@@ -285,7 +285,7 @@ fn inserts_with_a_snapshot_alive_write_fresh_nodes_in_place() {
 }
 
 /// Fixed-width keys and values, so most writes land in leaf packs (the writer's fast path:
-/// write_fast.rs): inserts into spare slots, replacements in place, and the same writes while
+/// write/fast.rs): inserts into spare slots, replacements in place, and the same writes while
 /// snapshots that reach the packs are alive (which must copy, not write in place). Every
 /// snapshot keeps its version; replacements return the old value.
 #[test]

@@ -391,7 +391,7 @@ fn fuzz_body_survives_mutated_databases() {
 /// (seed 14393883215393037060 case 41), or names a node far past the end of the file (seed
 /// 7088424055403621278 case 58). The writer (the log replay at open, or a commit) copied the
 /// image into the heap as it was, after which the word was trusted: as a pointer into this
-/// process (a segmentation fault in `read_fast::step`), or as the offset the next checkpoint
+/// process (a segmentation fault in `lookup::heap::step`), or as the offset the next checkpoint
 /// must write above (the space map grew towards that page until memory ran out). Every
 /// persisted child word of the seed databases in turn (a spread of 40 per seed) gets each bad
 /// form, the checksums resealed; each open must fail or read and write on without trusting it.

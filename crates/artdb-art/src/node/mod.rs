@@ -31,8 +31,8 @@
 //! are dense packs with no prefix whose values are `flags & 0x1F` bytes wide
 //! ([`dense_children_width`]). The persisted lookup path reads a dense child's value where the
 //! hint puts it, together with the child's header, and checks the header against the hint
-//! (read_persisted.rs `dense_get_hinted`); a wrong hint costs only speed. Writers of persisted
-//! images set it (persist.rs, bulk.rs); readers that predate it ignore the byte, and images
+//! (lookup/persisted.rs `dense_get_hinted`); a wrong hint costs only speed. Writers of persisted
+//! images set it (persist/mod.rs, build/stream.rs); readers that predate it ignore the byte, and images
 //! without it (0) are read from their header, as before. `flags` = 0x40 (bit 7 clear) says
 //! that the children are ordinary packs (kind 6, issue 13 session 17, [`pack_children`]): the
 //! persisted lookup path then starts loading a child's first four lines (header and fence) as
@@ -46,7 +46,6 @@ mod node256;
 mod node4;
 mod node48;
 mod pack;
-pub(crate) mod search;
 
 pub(crate) use leaf::{
     alloc_leaf, free_heap_leaf, heap_leaf_image, heap_leaf_image_mut, leaf_image_len, LeafRef,
@@ -584,16 +583,16 @@ pub(crate) struct Shape<'k> {
 /// This is the one place where nodes change kind: growing, shrinking, re-prefixing after a split
 /// or a collapse, and bulk building all come here.
 pub(crate) fn build_inner(kind: u8, shape: &Shape<'_>, entries: &EntryList) -> u64 {
-    build_inner_in(kind, shape, entries, crate::arena::Group::General)
+    build_inner_in(kind, shape, entries, crate::raw::arena::Group::General)
 }
 
-/// [`build_inner`] into the image arena's chunks of `group` (pack_write.rs: the Node256 of a
+/// [`build_inner`] into the image arena's chunks of `group` (write/pack.rs: the Node256 of a
 /// dense run being filled).
 pub(crate) fn build_inner_in(
     kind: u8,
     shape: &Shape<'_>,
     entries: &EntryList,
-    group: crate::arena::Group,
+    group: crate::raw::arena::Group,
 ) -> u64 {
     debug_assert!(entries.len() <= capacity(kind), "entries fit the kind");
     let len = inner_len(kind, shape.prefix.len());
@@ -619,7 +618,7 @@ pub(crate) fn build_node256(
     fill: impl FnOnce(&mut [[u8; 8]; NODE256_CAPACITY]) -> usize,
 ) -> u64 {
     let len = inner_len(KIND_NODE256, shape.prefix.len());
-    let address = raw::alloc_image_in(len, crate::arena::Group::General);
+    let address = raw::alloc_image_in(len, crate::raw::arena::Group::General);
     // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
     let bytes = unsafe { raw::image_mut(address, len) };
     fill_inner(bytes, KIND_NODE256, shape, core::iter::empty());

@@ -6,10 +6,11 @@
 //! | 32     | 16   | keys     | child bytes, ascending, `count` used |
 //! | 48     | 128  | children | child words, `children[i]` belongs to `keys[i]` |
 //!
-//! Total 176 bytes. The key array is exactly one SSE2 register: `search::find_byte16` compares
+//! Total 176 bytes. The key array is exactly one SSE2 register: `crate::raw::search::find_byte16` compares
 //! all 16 keys at once on x86-64 and falls back to a scan elsewhere.
 
-use super::{search, Header, NODE16_CAPACITY};
+use super::{Header, NODE16_CAPACITY};
+use crate::raw::search;
 use crate::raw::Image;
 
 /// The Node16 image.

@@ -477,7 +477,7 @@ impl<'a> PackRef<'a> {
 
     /// For a suffix of the pack's key width: `Ok(index)` of the entry equal to it, or
     /// `Err(index)` where it would be inserted. The run of entries sharing its first byte is
-    /// counted in the fence (`search::fence_run`, no data-dependent branches) and walked; the
+    /// counted in the fence (`crate::raw::search::fence_run`, no data-dependent branches) and walked; the
     /// writer's insert needs both answers from one search (it did a `find` and then a branchy
     /// `lower_bound`).
     #[inline]
@@ -489,7 +489,7 @@ impl<'a> PackRef<'a> {
             // Entry `b` holds suffix byte `b`, and every byte is present.
             return Ok(usize::from(first));
         }
-        let (below, through) = super::search::fence_run(self.fence, first);
+        let (below, through) = crate::raw::search::fence_run(self.fence, first);
         let mut index = below;
         while index < through {
             match compare_equal_len(self.entry(index).1, target) {
@@ -600,7 +600,7 @@ pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option
 }
 
 /// A lookup of `key` (its bytes from `depth` on are the pack's) in a persisted ordinary pack
-/// (kind 6) at the front of `bytes`, for the quick persisted walk (read_persisted.rs): the
+/// (kind 6) at the front of `bytes`, for the quick persisted walk (lookup/persisted.rs): the
 /// checks that [`PackRef::from_image`] and the resolver make of a persisted pack first (the
 /// widths fit an ordinary pack, count at least 2, capacity within the widths' maximum, the image
 /// inside `bytes`, the key length it implies within `KEY_LEN_MAX`), then the probe of every
@@ -781,7 +781,7 @@ fn record_value<'a>(image: &'a [u8], layout: &Layout, at: usize) -> Option<&'a [
 
 /// First step of a heap pack lookup of `key`, whose bytes from `depth` on are the pack's (its
 /// word sits at `depth`): checks the prefix and width and finds the run of entries sharing the
-/// key's first suffix byte (counting, free of data-dependent branches: `search::fence_run`).
+/// key's first suffix byte (counting, free of data-dependent branches: `crate::raw::search::fence_run`).
 /// `None`: the key is absent.
 /// The header's layout comes back with the probe, for [`probe_records`] to use without
 /// reading the header again.
@@ -826,7 +826,7 @@ fn probe_fence_in(image: &[u8], layout: &Layout, rest: &[u8]) -> Option<Probe> {
             });
         }
     }
-    let (index, through) = super::search::fence_run_padded(padded, layout.count, first);
+    let (index, through) = crate::raw::search::fence_run_padded(padded, layout.count, first);
     if through == index {
         return None;
     }
@@ -887,7 +887,7 @@ pub(crate) fn heap_pack_find(
     };
     let (&first, target) = suffix.split_first()?;
     let (below, through) =
-        super::search::fence_run_padded(image.get(layout.fence_at..)?, layout.count, first);
+        crate::raw::search::fence_run_padded(image.get(layout.fence_at..)?, layout.count, first);
     let width = target.len();
     let stride = width + layout.value_width;
     let mut index = below;
@@ -982,7 +982,7 @@ pub(crate) fn hinted_pack_len(
 /// which [`hinted_pack_len`] gave `image`'s length from the same `header`, `capacity` and
 /// `stride`, with `count_guess` the count the word's hint suggests: the fence run is found by
 /// equality in one 32-byte window placed from the guess
-/// ([`search::window_eq`](super::search::window_eq)), and the run's records (up to
+/// ([`crate::raw::search::window_eq`](crate::raw::search::window_eq)), and the run's records (up to
 /// [`RUN_BRANCH_FREE_MAX`]) are compared for equality without branches after one bounds check
 /// ([`run_match`]; [`run_place`] where the last of those records' words would pass the image).
 ///
@@ -1117,7 +1117,7 @@ fn hinted_fence_run(
     let width = rest.len().checked_sub(1)?;
     let first = *rest.first()?;
     let count = ((header >> 16) & 0xFFFF) as usize;
-    let (start, lane, run) = super::search::window_eq(
+    let (start, lane, run) = crate::raw::search::window_eq(
         image.get(PACK_HEADER_LEN..)?,
         capacity,
         count,
@@ -1497,7 +1497,7 @@ impl PackWriter<'_> {
     /// Appends entries `start..end` of the wide pack `pack` (of this writer's widths): the fence
     /// and the records in two block copies, then each record's slot renumbered to its new index
     /// and its value gathered there, so the copy's values are in key order again (a scan reads
-    /// them in address order; the writer's copies are when this happens, see pack_write.rs).
+    /// them in address order; the writer's copies are when this happens, see write/pack.rs).
     fn push_wide_block(&mut self, pack: &PackRef<'_>, start: usize, end: usize) {
         let stride = self.key_width - 1 + WIDE_SLOT_LEN;
         let width = self.value_width;
@@ -1627,7 +1627,7 @@ pub(crate) fn alloc_pack(
         // keep count / 8, the memory figure W1 holds them to.
         // Capacities are powers of two (4, 8, ..., 128, 256), so a run of inline-sized values
         // meets a full pack of exactly 64 entries, where the next insert makes it a Node256
-        // of inline words instead (pack_write.rs, `bursts_to_inline`).
+        // of inline words instead (write/pack.rs, `bursts_to_inline`).
         (count + 1)
             .next_power_of_two()
             .min(DENSE_ENTRIES)
@@ -1732,12 +1732,12 @@ pub(crate) fn alloc_pack_spare(
     };
     // A one-byte-suffix pack of 6- or 7-byte values that is not dense belongs to a dense run
     // being filled: it is copied into larger packs, then bursts into a Node256 of inline words
-    // (pack_write.rs, `bursts_to_inline`) that the run's 256th key makes a dense pack. Until
-    // then the run's images keep to the image arena's run chunks (arena.rs, `Group::Run`).
-    let group = if !dense && key_width == 1 && crate::pack_write::inline_sized(value_width) {
-        crate::arena::Group::Run
+    // (write/pack.rs, `bursts_to_inline`) that the run's 256th key makes a dense pack. Until
+    // then the run's images keep to the image arena's run chunks (raw/arena.rs, `Group::Run`).
+    let group = if !dense && key_width == 1 && crate::write::pack::inline_sized(value_width) {
+        crate::raw::arena::Group::Run
     } else {
-        crate::arena::Group::General
+        crate::raw::arena::Group::General
     };
     let address = raw::alloc_image_in(len, group);
     // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
@@ -1793,7 +1793,7 @@ pub(crate) fn alloc_pack_spare(
 
 /// Changes a heap pack in place.
 ///
-/// Only while no snapshot is alive (nothing but the writer can reach the pack; see cow.rs).
+/// Only while no snapshot is alive (nothing but the writer can reach the pack; see write/cow.rs).
 pub(crate) struct PackMut<'a> {
     image: &'a mut [u8],
 }

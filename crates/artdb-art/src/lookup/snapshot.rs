@@ -2,9 +2,9 @@
 
 use std::ops::RangeBounds;
 
-use crate::cow::Snapshot;
 use crate::cursor::{Cursor, Iter, Pair};
-use crate::read::PointReader;
+use crate::lookup::PointReader;
+use crate::write::cow::Snapshot;
 use crate::Error;
 
 impl Snapshot {
@@ -13,7 +13,7 @@ impl Snapshot {
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
         // SAFETY: a snapshot's version is immutable and lives as long as the snapshot (raw.rs
         // invariants 2 and 3), and `view()` is a view of it.
-        unsafe { crate::read::get_lazy(self.view().root, key, || self.view()) }
+        unsafe { crate::lookup::get_lazy(self.view().root, key, || self.view()) }
     }
 
     /// A handle for many point lookups in this snapshot: the same answers as [`Snapshot::get`],

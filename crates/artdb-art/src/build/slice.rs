@@ -30,10 +30,10 @@
 //! once), where keys are 4-byte block numbers and values at most 7 bytes.
 
 use crate::cursor::common_prefix_len;
+use crate::lookup::check_key;
 use crate::node::{
     self, alloc_pack_spare, build_inner, build_node256, fits_pack, EntryList, Shape, KIND_NODE256,
 };
-use crate::read::check_key;
 use crate::tree::{check_value, value_word, Tree};
 use crate::{pack_capacity_max, Error, INLINE_VALUE_LEN_MAX};
 

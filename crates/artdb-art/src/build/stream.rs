@@ -9,14 +9,13 @@
 //! prefix = the bytes between its parent's branch position and its own) and becomes pending in
 //! turn. A node branching at `l` is then opened if none is.
 
-use crate::cow;
 use crate::cursor::common_prefix_len;
+use crate::lookup::{check_key, Resolver};
 use crate::node::{
     self, alloc_pack_spare, build_inner, dense_image_len, fill_dense_image, fits_pack, EntryList,
     Shape, DENSE_ENTRIES,
 };
 use crate::persist::{checked_write, write_leaf, NodeSink};
-use crate::read::{check_key, Resolver};
 use crate::tree::{check_value, value_word, Tree};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 use crate::{ChildWord, Error, PACK_ENTRIES_MAX};
@@ -235,7 +234,7 @@ impl<'s> Builder<'s> {
             _ => return Ok(bits),
         };
         // SAFETY: the image was copied to the sink above and nothing references the heap copy.
-        unsafe { cow::free_word(bits) };
+        unsafe { crate::write::cow::free_word(bits) };
         Ok(word::persisted(offset))
     }
 
@@ -743,7 +742,7 @@ impl<'s> Builder<'s> {
         }
         for bits in words {
             // SAFETY: built by this builder and referenced only by its open nodes, which are gone.
-            unsafe { cow::free_tree(bits) };
+            unsafe { crate::write::cow::free_tree(bits) };
         }
     }
 }

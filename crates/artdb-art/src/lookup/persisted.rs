@@ -1,7 +1,7 @@
 //! The lookup fast path through persisted inner nodes (W2's hot lookups).
 //!
 //! A persisted image comes from a file, so it gets every check the general path makes
-//! ([`crate::read::Resolver::resolve`]: kind, count within the kind, depth, inline prefix length,
+//! ([`crate::lookup::Resolver::resolve`]: kind, count within the kind, depth, inline prefix length,
 //! and a persisted child at a smaller offset than its persisted parent, which bounds every
 //! descent). What this path saves is the rest: the source is asked once per lookup (or once
 //! per [`crate::PointReader`], which also checks the root once: [`CheckedRoot`]) for its
@@ -17,6 +17,7 @@
 //! random keys: `node::pack_get_checked`, with the checks `PackRef::from_image` and the
 //! resolver make) are answered here.
 
+use crate::lookup::GET_MANY_GROUP_LEN;
 use crate::node::{
     dense_children_width, dense_image_len, probe_records, CheckedPack, Header, Layout, Node16,
     Node256, Node4, Node48, Probe, DENSE_HEADER_FIXED, KIND_NODE16, KIND_NODE256, KIND_NODE4,
@@ -25,7 +26,6 @@ use crate::node::{
 };
 use crate::persist::{QuickRegion, Walk};
 use crate::raw;
-use crate::read::GET_MANY_GROUP_LEN;
 use crate::word::{self, TAG_INLINE, TAG_MASK, TAG_PERSISTED};
 use crate::KEY_LEN_MAX;
 
@@ -81,7 +81,7 @@ fn node256_head(depth: usize) -> u64 {
 /// Looks `key` up from `slot` at `depth` (below the persisted node at `parent`, if any) through
 /// persisted inner nodes served by `region`.
 ///
-/// Each level makes the checks of [`crate::read::Resolver::resolve`] that a lookup through
+/// Each level makes the checks of [`crate::lookup::Resolver::resolve`] that a lookup through
 /// that node depends on (and hands anything else to the general path), in their cheapest
 /// forms: the region's (offset below the parent, past the page header, page verified, inside
 /// the region: [`QuickRegion::image`]), then the header word read once (`head`): a child
@@ -830,7 +830,7 @@ mod tests {
             let quick = crate::node::pack_get_checked(&image, &key, depth);
             let general = PackRef::from_image(&image)
                 .ok()
-                .map(|pack| crate::read::pack_get(&pack, &key[depth..]));
+                .map(|pack| crate::lookup::pack_get(&pack, &key[depth..]));
             if let Some(answer) = quick {
                 assert_eq!(Some(answer), general, "damage {damage}");
                 answered += 1;

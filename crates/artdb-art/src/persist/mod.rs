@@ -18,9 +18,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::cow;
+use crate::lookup::{Entry, Resolver};
 use crate::node::{self, leaf_image_len, InnerRef, HEADER_LEN};
-use crate::read::{Entry, Resolver};
 use crate::tree::Tree;
 use crate::word::{self, Word};
 use crate::{ChildWord, Error};
@@ -169,7 +168,7 @@ impl<'a> QuickRegion<'a> {
     }
 }
 
-/// One descent through a [`QuickRegion`] (`read_persisted::get`): the images it reads lie
+/// One descent through a [`QuickRegion`] (`lookup::persisted::get`): the images it reads lie
 /// below a bound that starts at the persisted parent's offset (or the region's end, less a
 /// header word, for a walk with no persisted parent) and becomes each image's offset as the
 /// walk descends into it, which is the general path's check that a persisted child lies below
@@ -444,7 +443,7 @@ impl Tree {
         if writer.registry.no_snapshots() {
             // SAFETY: no snapshot exists, and the old root is unlinked right below; its heap
             // nodes are reachable only through it.
-            unsafe { cow::free_tree(old_root) };
+            unsafe { crate::write::cow::free_tree(old_root) };
         } else {
             retire_tree(writer, old_root);
         }

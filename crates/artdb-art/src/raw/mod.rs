@@ -11,7 +11,10 @@
 //! 2. A heap image reachable from a published version (a `Snapshot`) is never written again; the
 //!    writer writes only images created in its current, unpublished version, and no shared view
 //!    of such an image is alive while it writes.
-//! 3. An image is freed only when nothing can reach it any more (see `cow.rs`).
+//! 3. An image is freed only when nothing can reach it any more (see `write/cow.rs`).
+
+pub(crate) mod arena;
+pub(crate) mod search;
 
 use std::alloc::{self, Layout};
 
@@ -57,18 +60,18 @@ fn layout(size: usize) -> Layout {
 }
 
 /// Allocates a zeroed image of `size` bytes and returns its address (nonzero, 8-aligned): from
-/// the image arena (`arena.rs`, its general chunks) when it serves that size, else from the
+/// the image arena (`raw/arena.rs`, its general chunks) when it serves that size, else from the
 /// global allocator.
 #[inline]
 pub(crate) fn alloc_image(size: usize) -> usize {
-    alloc_image_in(size, crate::arena::Group::General)
+    alloc_image_in(size, crate::raw::arena::Group::General)
 }
 
 /// [`alloc_image`] into the arena's chunks of `group` when the arena serves the size (images of
-/// different groups never share a chunk: `arena.rs`).
-pub(crate) fn alloc_image_in(size: usize, group: crate::arena::Group) -> usize {
-    if crate::arena::serves(size) {
-        return crate::arena::alloc(size, group);
+/// different groups never share a chunk: `raw/arena.rs`).
+pub(crate) fn alloc_image_in(size: usize, group: crate::raw::arena::Group) -> usize {
+    if crate::raw::arena::serves(size) {
+        return crate::raw::arena::alloc(size, group);
     }
     let layout = layout(size);
     // SAFETY: the layout has nonzero size (at least IMAGE_ALIGN bytes).
@@ -85,9 +88,9 @@ pub(crate) fn alloc_image_in(size: usize, group: crate::arena::Group) -> usize {
 /// - `address` was returned by [`alloc_image`] with this same `size` and was not freed yet;
 /// - no reference into the image is used afterwards (invariant 3).
 pub(crate) unsafe fn free_image(address: usize, size: usize) {
-    if crate::arena::serves(size) {
+    if crate::raw::arena::serves(size) {
         // SAFETY: `alloc_image(size)` took it from the arena (the same size decides), once.
-        return unsafe { crate::arena::free(address, size) };
+        return unsafe { crate::raw::arena::free(address, size) };
     }
     // SAFETY: the caller guarantees the allocation came from `alloc_image(size)`, so it was made
     // with exactly `layout(size)`.

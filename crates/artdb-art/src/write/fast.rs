@@ -18,7 +18,7 @@
 //! at an inner node (value slots), full inner nodes (grow), leaves and inline values (split or
 //! replace), dense packs, packs whose widths differ from the key's, packs at their capacity
 //! bound (burst), and full 64-entry one-byte-suffix packs of 6- or 7-byte values (they become
-//! a Node256 of inline words: `pack_write::bursts_to_inline`). A slot
+//! a Node256 of inline words: `write::pack::bursts_to_inline`). A slot
 //! reached through heap nodes only has a heap parent, so the general path continues with no
 //! persisted parent, as it would have after walking the same nodes.
 
@@ -26,9 +26,9 @@ use crate::node::{
     self, PackMut, PackRef, HEADER_LEN, KIND_NODE256, KIND_PACK, PACK_HEADER_LEN,
     PREFIX_INLINE_LEN_MAX,
 };
-use crate::pack_write::{full_run_bursts, rebuild, takes_insert_in_place};
 use crate::tree::{value_word, Upsert, Writer};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
+use crate::write::pack::{full_run_bursts, rebuild, takes_insert_in_place};
 
 /// Outcome of the insert fast path.
 pub(crate) enum FastUpsert<'s> {
@@ -266,7 +266,7 @@ const RUN_PACK_LINES_MAX: usize = 24;
 
 /// Entries of the one-byte-suffix pack whose lines [`prefetch_run_pack_head`] loads before the
 /// pack's header has arrived: the largest pack of a dense run of 6- or 7-byte values (it
-/// bursts into a Node256 of inline words at its 65th key: pack_write.rs, `full_run_bursts`).
+/// bursts into a Node256 of inline words at its 65th key: write/pack.rs, `full_run_bursts`).
 const RUN_PACK_HEAD_ENTRIES: usize = crate::node::DENSE_ENTRIES / 4;
 
 /// Starts loading the child slot for `byte` of the inner node at `address`, as if it were a

@@ -28,9 +28,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::lookup::{Resolver, View};
 use crate::node;
 use crate::persist::NodeSource;
-use crate::read::{Resolver, View};
 use crate::word::{self, Word};
 
 /// The shared bookkeeping of one tree and its snapshots.

@@ -8,10 +8,14 @@
 //! (kind, length, count, depth, and that a persisted child lies at a smaller offset than its
 //! persisted parent, which bounds every descent) and returns `Error::Persisted`, never panics.
 
+pub(crate) mod heap;
+pub(crate) mod persisted;
+pub(crate) mod snapshot;
+
+use crate::lookup::heap::Fast;
+use crate::lookup::persisted::{CheckedRoot, Quick};
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK, KIND_WIDE};
 use crate::persist::{NodeSource, QuickRegion};
-use crate::read_fast::{self, Fast};
-use crate::read_persisted::{self, CheckedRoot, Quick};
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
 
@@ -214,7 +218,7 @@ pub struct PointReader<'a> {
     view: View<'a>,
     /// The source's region, when the root is persisted.
     region: Option<QuickRegion<'a>>,
-    /// The root node, checked once here when the region serves it (read_persisted.rs).
+    /// The root node, checked once here when the region serves it (lookup/persisted.rs).
     root: Option<CheckedRoot<'a>>,
 }
 
@@ -271,7 +275,7 @@ pub(crate) unsafe fn get_lazy<'a>(
 ) -> Result<Option<&'a [u8]>, Error> {
     check_key(key)?;
     // SAFETY: `root` is of a version borrowed for 'a (caller).
-    match unsafe { read_fast::get(root, key) } {
+    match unsafe { crate::lookup::heap::get(root, key) } {
         Fast::Done(value) => Ok(value),
         Fast::Slow(slot, depth) => view().get_persisted(key, slot, depth),
     }
@@ -317,7 +321,7 @@ impl<'a> View<'a> {
         self.finish_quick(
             source,
             key,
-            read_persisted::get(region, self.root, 0, None, key),
+            crate::lookup::persisted::get(region, self.root, 0, None, key),
         )
     }
 
@@ -338,7 +342,7 @@ impl<'a> View<'a> {
         self.finish_quick(
             source,
             key,
-            read_persisted::get_below_root(region, self.root, root, key),
+            crate::lookup::persisted::get_below_root(region, self.root, root, key),
         )
     }
 
@@ -364,11 +368,11 @@ impl<'a> View<'a> {
         self.finish_quick(
             source,
             key,
-            read_persisted::get(&region, slot, depth, None, key),
+            crate::lookup::persisted::get(&region, slot, depth, None, key),
         )
     }
 
-    /// The answer of a quick persisted walk (`read_persisted`): its value, or the checked rest
+    /// The answer of a quick persisted walk (`lookup::persisted`): its value, or the checked rest
     /// of the lookup from where it stopped.
     #[inline(always)]
     fn finish_quick(
@@ -420,7 +424,7 @@ impl<'a> View<'a> {
             let Some(region) = source.quick_region() else {
                 return self.get_slow(key, slot, depth, parent);
             };
-            match read_persisted::get(&region, slot, depth, parent, key) {
+            match crate::lookup::persisted::get(&region, slot, depth, parent, key) {
                 Quick::Done(value) => return Ok(value),
                 Quick::Slow(at, at_depth, at_parent) => {
                     (slot, depth, parent) = (at, at_depth, at_parent);
@@ -489,7 +493,7 @@ impl<'a> View<'a> {
 
     /// Looks up `keys` in groups whose descents are interleaved level by level, prefetching each
     /// lookup's next node while the others compute, so cache misses of different keys overlap.
-    /// Heap words go through the fast group walk of `read_fast.rs`; whatever it hands back
+    /// Heap words go through the fast group walk of `lookup/heap.rs`; whatever it hands back
     /// (persisted words, long prefixes, value slots) continues in the checked group walk here.
     pub fn get_many(&self, keys: &[&[u8]], out: &mut Vec<Option<&'a [u8]>>) -> Result<(), Error> {
         out.clear();
@@ -503,7 +507,7 @@ impl<'a> View<'a> {
             // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its
             // heap images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
             let slow_lanes =
-                unsafe { read_fast::get_group(self.root, group, &mut values, &mut slow) };
+                unsafe { crate::lookup::heap::get_group(self.root, group, &mut values, &mut slow) };
             let base = out.len();
             out.extend_from_slice(&values[..group.len().min(GET_MANY_GROUP_LEN)]);
             // The lookups the fast walk handed back (heap trees: none) are gathered only if
@@ -550,7 +554,12 @@ impl<'a> View<'a> {
             if let Some(region) = source.quick_region() {
                 let len = keys.len().min(starts.len()).min(GET_MANY_GROUP_LEN);
                 let mut quick = [Quick::Done(None); GET_MANY_GROUP_LEN];
-                read_persisted::get_group(&region, &keys[..len], &starts[..len], &mut quick);
+                crate::lookup::persisted::get_group(
+                    &region,
+                    &keys[..len],
+                    &starts[..len],
+                    &mut quick,
+                );
                 for (i, outcome) in quick.iter().enumerate().take(len) {
                     out[i] = match *outcome {
                         Quick::Done(value) => value,

@@ -7,13 +7,13 @@
 //! first differing byte; groups of one become leaves or inline values, larger groups smaller
 //! packs), after which the ordinary inner-node insert continues.
 
-use crate::arena::Group;
 use crate::cursor::common_prefix_len;
 use crate::node::fits_pack;
 use crate::node::{
     self, alloc_pack, alloc_pack_spare, build_inner, build_inner_in, kind_for, Body, EntryList,
     PackMut, PackRef, Shape, DENSE_ENTRIES, KIND_NODE256,
 };
+use crate::raw::arena::Group;
 use crate::tree::{value_word, Writer};
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 
@@ -48,7 +48,7 @@ pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
 /// The bound is a quarter of a run (64 entries; a full pack of 64 meets it, capacities being
 /// powers of two), not half (session 8 to 11): an insert into a pack of 65 to 128 one-byte
 /// suffixes shifted half of ~100 records and missed on each of their lines, where a Node256
-/// takes one store. With the prefetches of write_fast.rs, W1's dense fill (10M keys in random
+/// takes one store. With the prefetches of write/fast.rs, W1's dense fill (10M keys in random
 /// order, 7-byte values) went from 0.89x-1.03x congee to 1.57x-1.63x (581 -> 513 instructions
 /// per insert at 2M; docs/benchmarks.md, "W1 dense fill"); a run that stays between 65 and
 /// 128 keys holds twice the memory (2,080 bytes against a 128-slot pack's 1,040 for 7-byte
@@ -78,7 +78,7 @@ fn suffix_of(pack: &PackRef<'_>, index: usize, out: &mut Vec<u8>) {
 /// Whether a pack of `key_width`-byte suffixes with `count` entries and `spare` spare slots
 /// takes one more entry in place (when writable): it has a spare slot, and the entry is not the
 /// 256th of a one-byte-suffix pack (which goes into a copy built dense; a wide pack never
-/// becomes dense). Shared by the general path and the insert fast path (write_fast.rs).
+/// becomes dense). Shared by the general path and the insert fast path (write/fast.rs).
 #[inline(always)]
 pub(crate) fn takes_insert_in_place(
     key_width: usize,

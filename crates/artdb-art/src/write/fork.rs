@@ -3,13 +3,13 @@
 //! commit [`Tree::install`] makes its root the tree's own when the tree has not moved since
 //! the snapshot (nothing is copied again), or refuses (the caller then applies the changes).
 //!
-//! Argument (in the terms of cow.rs and rollback.rs). The base snapshot has version `s`; every
+//! Argument (in the terms of write/cow.rs and write/rollback.rs). The base snapshot has version `s`; every
 //! node it reaches is stamped `<= s`. The fork's writer stamps version `F = s + 1` and has a
 //! private registry holding one permanent live version (0), so it never adopts a node in
 //! place (`no_snapshots` is false) and never frees what it unlinks unless stamped `F` (its
 //! own): every base object it unlinks, and every leaf it unlinks (leaves carry no version), goes
 //! to its private retire list tagged `F`.
-//! - Drop (abort): the retire list and the fork's tree are split by rollback.rs's parentage
+//! - Drop (abort): the retire list and the fork's tree are split by write/rollback.rs's parentage
 //!   rule (a base leaf it unlinked is a child of a base node it copied, or the base root) and
 //!   only what the fork built is freed; the base is untouched.
 //! - Install into the tree `T` the snapshot came from: allowed only when `T` has the same
@@ -23,11 +23,11 @@
 
 use std::sync::Arc;
 
-use crate::cow::{Registry, Snapshot};
 use crate::cursor::{Iter, Pair};
-use crate::rollback::free_built_since;
 use crate::tree::{Tree, Writer};
 use crate::word;
+use crate::write::cow::{Registry, Snapshot};
+use crate::write::rollback::free_built_since;
 use crate::Error;
 
 /// A private writer on a snapshot (module docs). Dropping it frees what it built.
@@ -37,7 +37,7 @@ pub struct Fork {
 }
 
 impl Snapshot {
-    /// A private writer whose tree starts as this snapshot (module docs of `fork.rs`). O(1).
+    /// A private writer whose tree starts as this snapshot (module docs of `write/fork.rs`). O(1).
     pub fn fork(&self) -> Fork {
         let registry = Registry::new();
         // Never released: the fork must see a live snapshot at all times (module docs).
@@ -122,7 +122,7 @@ impl Drop for Fork {
 
 impl Tree {
     /// Makes `fork`'s tree this tree's current version, if this tree is still at the fork's
-    /// base (the same tree, not changed since the base snapshot was taken: see `fork.rs`):
+    /// base (the same tree, not changed since the base snapshot was taken: see `write/fork.rs`):
     /// nothing is copied. Otherwise gives the fork back unchanged, and the caller applies the
     /// changes another way.
     pub fn install(&mut self, mut fork: Fork) -> Result<(), Fork> {

@@ -2,7 +2,7 @@
 //! `View::get_many` ([`get_group`]).
 //!
 //! A lookup in a tree that lives on the heap needs none of the checks persisted images need
-//! (kind, length, count, depth, offset order: see `read.rs`): every heap word reachable from a
+//! (kind, length, count, depth, offset order: see `lookup/mod.rs`): every heap word reachable from a
 //! version names a live, well-formed image of this crate (raw.rs invariants 2 and 3). This path
 //! walks heap words only, reading each node's kind and prefix length straight from its header
 //! and searching the kind's body directly (Node256: the slot of the byte; Node48: the index
@@ -15,6 +15,7 @@
 //! (value slots). A slot reached through heap nodes only has a heap parent, so the general path
 //! continues with no persisted parent.
 
+use crate::lookup::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
 use crate::node::{
     self, probe, probe_dense, probe_fence, probe_hinted, probe_hinted_fence, probe_hinted_records,
     probe_records, Header, HintedRun, Layout, LeafRef, Node16, Node256, Node4, Node48, Probe,
@@ -22,7 +23,6 @@ use crate::node::{
     PREFIX_INLINE_LEN_MAX,
 };
 use crate::raw::{self, Image};
-use crate::read::{prefetch_for, prefetch_for_split, GET_MANY_GROUP_LEN};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_INLINE, TAG_MASK};
 
 /// Outcome of the fast path.

@@ -120,7 +120,7 @@ fn bin_holding(size: usize) -> (usize, usize) {
 pub(crate) enum Group {
     /// Every image but those of [`Group::Run`].
     General = 0,
-    /// The images of a dense run being filled (node/pack.rs `alloc_pack_spare`, pack_write.rs
+    /// The images of a dense run being filled (node/pack.rs `alloc_pack_spare`, write/pack.rs
     /// `one_byte_node`): one-byte-suffix packs of 6- or 7-byte values that are not dense, copied
     /// into larger ones as keys arrive, and the Node256 of inline words such a pack bursts into,
     /// which the run's 256th key replaces by a dense pack (a general image).
@@ -526,7 +526,7 @@ mod chunk_source {
     /// A new chunk of `CHUNK_LEN` bytes aligned to `CHUNK_LEN`, advised for huge pages when
     /// `huge`; `None` when the system has no memory for it.
     #[cfg(target_os = "linux")]
-    pub(super) fn take(huge: bool) -> Option<usize> {
+    pub(crate) fn take(huge: bool) -> Option<usize> {
         let span = 2 * CHUNK_LEN;
         // SAFETY: a new private anonymous mapping; no existing memory is touched.
         let start = unsafe {
@@ -571,7 +571,7 @@ mod chunk_source {
     /// # Safety
     /// `base` came from [`take`], was not handed back yet, and nothing in it is used again.
     #[cfg(target_os = "linux")]
-    pub(super) unsafe fn give_back(base: usize) {
+    pub(crate) unsafe fn give_back(base: usize) {
         // SAFETY: the chunk's whole mapping, unused from now on (caller).
         unsafe {
             libc::munmap(base as *mut libc::c_void, CHUNK_LEN);
@@ -586,14 +586,14 @@ mod chunk_source {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) fn take(_huge: bool) -> Option<usize> {
+    pub(crate) fn take(_huge: bool) -> Option<usize> {
         // SAFETY: the layout has nonzero size.
         let base = unsafe { std::alloc::alloc(layout()) } as usize;
         (base != 0).then_some(base)
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) unsafe fn give_back(base: usize) {
+    pub(crate) unsafe fn give_back(base: usize) {
         // SAFETY: `base` came from `take`, that is from `alloc` with this layout (caller).
         unsafe { std::alloc::dealloc(base as *mut u8, layout()) }
     }

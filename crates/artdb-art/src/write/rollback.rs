@@ -2,7 +2,7 @@
 //!
 //! Precondition: the snapshot is the newest version of this tree (`version == writer - 1`), so
 //! everything written since it was written in the current version `V` while it was alive. Then
-//! (cow.rs): every inner node created since carries `V` and is linked in the tree (an unlinked
+//! (write/cow.rs): every inner node created since carries `V` and is linked in the tree (an unlinked
 //! one was freed at once); every object of the snapshot that was unlinked since sits in the
 //! retire list tagged `V` (nothing is freed early while a snapshot lives, and nothing is changed
 //! in place). Leaves and packs carry no version, so the fresh ones are told apart from the
@@ -18,10 +18,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::cow::{self, Snapshot};
 use crate::node;
 use crate::tree::Tree;
 use crate::word::{self, Word};
+use crate::write::cow::Snapshot;
 use crate::Error;
 
 /// Child words (and the value word) of the heap inner node at `address`.
@@ -113,6 +113,6 @@ pub(crate) fn free_built_since(root_slot: &[u8; 8], retired: &[u64], base_root: 
     for bits in doomed {
         // SAFETY: built since the base version (argument above), unreachable from it and from
         // every older snapshot, and unlinked by the caller right after.
-        unsafe { cow::free_word(bits) };
+        unsafe { crate::write::cow::free_word(bits) };
     }
 }
