@@ -198,6 +198,13 @@ pub enum Error {
         /// The call refused (e.g. "Db::checkpoint").
         call: &'static str,
     },
+    /// `Db::close` checkpointed and closed the database, but read snapshots ([`crate::ReadTxn`])
+    /// or write transactions taken from it are still alive: they hold the file, and its lock,
+    /// until they are dropped, so the path cannot be opened again before that.
+    SnapshotsAlive {
+        /// How many snapshots were alive.
+        count: u64,
+    },
     /// The write-ahead log is missing (or empty, or cut before its header) but the database
     /// was not closed cleanly:
     /// commits after its last checkpoint may exist only in that log. Nothing was changed.
@@ -375,6 +382,12 @@ impl fmt::Display for Error {
                 "{call} was called on a thread that holds a write batch (Db::write) and would \
                  wait for that batch forever; commit or drop the batch first, or make the call \
                  from another thread"
+            ),
+            Error::SnapshotsAlive { count } => write!(
+                f,
+                "the database was checkpointed and closed, but {count} read snapshot(s) or \
+                 write transaction(s) taken from it are still alive and keep the file open and \
+                 locked; drop them, then the file can be opened again"
             ),
             Error::LogMissing { path, covered_lsn } => {
                 let log = path.as_ref().map_or_else(

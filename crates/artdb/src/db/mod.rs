@@ -773,12 +773,34 @@ impl Db {
     }
 
     /// Checkpoints if anything changed, then closes the database.
+    ///
+    /// `Ok` means the file is released: every commit is in the checkpoint and the path can be
+    /// opened again at once, by this process or another. A read snapshot ([`ReadTxn`]) or
+    /// write transaction still alive holds the file (its pages are read through the file's
+    /// map) and so its lock; `close` does not end it (it may be reading on another thread,
+    /// and nothing but its own drop can make that safe). Then `close` still checkpoints and
+    /// closes, and returns [`Error::SnapshotsAlive`] with their count: the data is safe, but
+    /// the file stays locked until they are dropped. Snapshots keep reading their version. (A
+    /// snapshot taken before anything was checkpointed reads only memory and holds no file.)
     pub fn close(self) -> Result<()> {
-        let _checkpointing = self.shared.checkpoint_lock.lock();
-        let mut state = self.shared.writer.lock();
-        let result = state.checkpoint_at_close(&self.shared);
-        state.closed = true;
-        result
+        let (result, file, live) = {
+            let _checkpointing = self.shared.checkpoint_lock.lock();
+            let mut state = self.shared.writer.lock();
+            let result = state.checkpoint_at_close(&self.shared);
+            state.closed = true;
+            let file = Arc::downgrade(state.store.storage());
+            (result, file, Arc::clone(&self.shared.live))
+        };
+        drop(self);
+        result?;
+        // What still holds the file now is what `Ok` would wrongly promise is gone. A snapshot
+        // whose trees have no persisted node holds nothing of the file and is no obstacle.
+        if file.strong_count() == 0 {
+            return Ok(());
+        }
+        Err(Error::SnapshotsAlive {
+            count: live.count() as u64,
+        })
     }
 
     /// Figures about the tables and the file (cheap: reads no node).

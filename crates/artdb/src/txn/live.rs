@@ -68,6 +68,11 @@ impl Live {
         self.state.lock().writers.values().sum()
     }
 
+    /// Number of live snapshots (read transactions and write transactions).
+    pub fn count(&self) -> usize {
+        self.state.lock().all.len()
+    }
+
     /// The oldest live snapshot, if any.
     pub fn oldest(&self) -> Option<Oldest> {
         let state = self.state.lock();
