@@ -89,7 +89,7 @@ pub(crate) fn from_engine(py: Python<'_>, error: artdb::Error) -> PyErr {
         E::Unsorted { .. } => "UnsortedError",
         E::Duplicate { .. } => "DuplicateKeyError",
         E::TableNotEmpty { .. } => "TableNotEmptyError",
-        E::Poisoned => "PoisonedError",
+        E::Poisoned { .. } => "PoisonedError",
         // A struct variant once the engine's MVCC transactions land (issue 10): match both.
         #[allow(clippy::unneeded_struct_pattern)]
         E::Conflict { .. } => "ConflictError",

@@ -67,6 +67,108 @@ pub enum CorruptionKind {
     },
 }
 
+/// Which of a database's two files an operation was on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileRole {
+    /// The database file.
+    Database,
+    /// The write-ahead log (`<file>.wal`).
+    Log,
+}
+
+impl fmt::Display for FileRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileRole::Database => write!(f, "the database file"),
+            FileRole::Log => write!(f, "the write-ahead log"),
+        }
+    }
+}
+
+/// The first failure that poisoned a database ([`Error::Poisoned`]): kept when it happens, so
+/// that every later refusal says what failed, even when the failure itself reached no caller
+/// (an automatic checkpoint runs beside commits and has nobody to return its error to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoisonCause {
+    /// The file the failed operation was on.
+    pub file: FileRole,
+    /// That file's path, when the database was opened by path.
+    pub path: Option<std::path::PathBuf>,
+    /// What the engine was doing (e.g. "sync the checkpoint's pages").
+    pub op: String,
+    /// The operating system's error kind, when the failure was an I/O error.
+    pub io_kind: Option<std::io::ErrorKind>,
+    /// The operating system's error number, when it gave one (`ENOSPC` is 28, `EIO` 5).
+    pub os_code: Option<i32>,
+    /// The failure's own message (for an I/O error, the operating system's).
+    pub message: String,
+}
+
+impl PoisonCause {
+    /// The cause that `error`, met while doing `during` on `file`, leaves. An error that is a
+    /// refusal already (`Poisoned`) keeps the cause it carries: only the first failure counts.
+    pub(crate) fn of(
+        error: &Error,
+        during: &str,
+        file: FileRole,
+        path: Option<&std::path::Path>,
+    ) -> PoisonCause {
+        if let Error::Poisoned { cause } = error {
+            return (**cause).clone();
+        }
+        let (op, io_kind, os_code, message) = match error {
+            Error::Io { op, source } => (
+                (*op).to_string(),
+                Some(source.kind()),
+                source.raw_os_error(),
+                source.to_string(),
+            ),
+            other => (during.to_string(), None, None, other.to_string()),
+        };
+        PoisonCause {
+            file,
+            path: path.map(std::path::Path::to_path_buf),
+            op,
+            io_kind,
+            os_code,
+            message,
+        }
+    }
+
+    /// The refusal that carries this cause.
+    pub(crate) fn refusal(&self) -> Error {
+        Error::Poisoned {
+            cause: Box::new(self.clone()),
+        }
+    }
+}
+
+impl fmt::Display for PoisonCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}", self.op, self.file)?;
+        if let Some(path) = &self.path {
+            write!(f, " {}", path.display())?;
+        }
+        write!(f, ") failed: {}", self.message)?;
+        if let Some(name) = self.os_code.and_then(errno_name) {
+            write!(f, " [{name}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// The symbolic name of the error numbers a full or failing disk gives, for messages.
+fn errno_name(code: i32) -> Option<&'static str> {
+    match code {
+        libc::ENOSPC => Some("ENOSPC"),
+        libc::EIO => Some("EIO"),
+        libc::EDQUOT => Some("EDQUOT"),
+        libc::EROFS => Some("EROFS"),
+        libc::EFBIG => Some("EFBIG"),
+        _ => None,
+    }
+}
+
 /// The errors of artdb.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -164,8 +266,11 @@ pub enum Error {
     /// checkpoints and bulk loads are refused.
     ReadOnly,
     /// An earlier I/O failure left the file in an unknown state; writes are refused until the
-    /// database is reopened.
-    Poisoned,
+    /// database is reopened. `cause` is that first failure, whoever met it.
+    Poisoned {
+        /// The first failure (its operation, file and error).
+        cause: Box<PoisonCause>,
+    },
     /// A write transaction conflicted with one that committed after it started; nothing of it
     /// was applied. Run it again on a new snapshot (`Db::transact` does so).
     Conflict {
@@ -352,10 +457,10 @@ impl fmt::Display for Error {
                 "the database was opened read-only; open it without the read-only (or salvage) \
                  option to write"
             ),
-            Error::Poisoned => write!(
+            Error::Poisoned { cause } => write!(
                 f,
-                "an earlier I/O error left the database file in an unknown state; writes are \
-                 refused until the database is reopened"
+                "an earlier failure left the database in an unknown state: {cause}; writes are \
+                 refused until the database is reopened (check the disk and free space first)"
             ),
             Error::Conflict { table, key, reason } => write!(
                 f,
@@ -512,5 +617,28 @@ pub(crate) fn from_tree(error: artdb_art::Error) -> Error {
 impl From<artdb_art::Error> for Error {
     fn from(error: artdb_art::Error) -> Error {
         from_tree(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_refusal_names_the_operation_the_file_and_the_error() {
+        let error = Error::io("sync the superblock")(std::io::Error::from_raw_os_error(28));
+        let path = std::path::Path::new("/data/x.artdb");
+        let cause = PoisonCause::of(&error, "checkpoint", FileRole::Database, Some(path));
+        let message = cause.refusal().to_string();
+        for part in [
+            "sync the superblock",
+            "the database file /data/x.artdb",
+            "ENOSPC",
+        ] {
+            assert!(message.contains(part), "{message}");
+        }
+        // A refusal met later keeps the first cause.
+        let later = PoisonCause::of(&cause.refusal(), "recycle the log", FileRole::Log, None);
+        assert_eq!(later, cause);
     }
 }

@@ -86,7 +86,7 @@ pub use db::{
     CheckpointStats, Cursor, Db, DbStats, Iter, LogStats, Options, ReadTxn, Table, TableStats,
     TxnStats, VerifyReport, WriteTxn,
 };
-pub use error::{CorruptionKind, Error, Result};
+pub use error::{CorruptionKind, Error, FileRole, PoisonCause, Result};
 pub use txn::{Durability, Isolation, Transaction, TxnCursor, TxnIter, WriteOptions};
 pub use wal::RecoveryMode;
 

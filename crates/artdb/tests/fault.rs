@@ -86,10 +86,13 @@ fn check_fault(checkpoints: &[(Model, u64, u64)], call: u64, kind: FaultKind) {
         // The committed state is still readable, and writes are refused until reopened.
         assert_same(&db, &model);
         assert!(
-            matches!(db.write().err(), Some(Error::Poisoned)),
+            matches!(db.write().err(), Some(Error::Poisoned { .. })),
             "{context}: not poisoned"
         );
-        assert!(matches!(db.checkpoint(), Err(Error::Poisoned)), "{context}");
+        assert!(
+            matches!(db.checkpoint(), Err(Error::Poisoned { .. })),
+            "{context}"
+        );
     }
     let last_call = checkpoints[index].2;
     let mut allowed = Vec::new();

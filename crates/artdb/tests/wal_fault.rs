@@ -106,7 +106,7 @@ fn run_with(
 /// After a failed log call the database refuses writes until reopened.
 fn expect_poisoned(db: &Db, error: Error) -> Error {
     assert!(
-        matches!(db.write().err(), Some(Error::Poisoned)),
+        matches!(db.write().err(), Some(Error::Poisoned { .. })),
         "after {error}: writes not refused"
     );
     error

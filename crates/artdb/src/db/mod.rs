@@ -35,7 +35,7 @@ pub use catalog::TABLE_NAME_LEN_MAX;
 pub use read::{Cursor, Iter, ReadTxn, Table};
 pub use write::WriteTxn;
 
-use crate::error::{from_tree, CorruptionKind, Error, Result};
+use crate::error::{from_tree, CorruptionKind, Error, FileRole, Result};
 use crate::io::{FileStorage, MemoryStorage, Storage};
 use crate::store::{OpenMode, Store, StoreStats, TreeSink, WriteCounts};
 use crate::txn::pipeline::{Pipeline, WaitFor};
@@ -346,6 +346,7 @@ impl Db {
             options,
         )?;
         storage.persist()?;
+        db.name_files(path);
         Ok(db)
     }
 
@@ -464,7 +465,21 @@ impl Db {
             // be in it (a file that is no database, a missing log, damage found at open).
             let _ = std::fs::remove_file(log_file);
         }
-        opened
+        let db = opened?;
+        db.name_files(path);
+        Ok(db)
+    }
+
+    /// Names the database file and its log where a failure that poisons the database is
+    /// kept, so that every later `Error::Poisoned` names the file that failed.
+    fn name_files(&self, path: &Path) {
+        let log = log_path(path);
+        self.shared.pipeline.name_log(log.clone());
+        self.shared
+            .writer
+            .lock()
+            .store
+            .name_files(path.to_path_buf(), log);
     }
 
     /// Creates a database in an empty `storage` with its log in memory: commits are durable
@@ -1103,8 +1118,15 @@ impl Shared {
 }
 
 /// The checkpoint a commit triggers once the log passed its threshold ([`Shared::checkpoint`],
-/// called under the writer lock). Its error is not the commit's (that is durable): an I/O
-/// error poisons the database and the next write says so.
+/// called after the commit is durable and published, with no lock held).
+///
+/// Its error is not the commit's: the commit was durable in the log before this began (a
+/// `NoSync` commit promised no more than the log's page cache, which it reached), and reopening
+/// replays it whatever the checkpoint did, so that commit returns `Ok`. Failing it
+/// would tell its caller that a durable commit did not happen (a retry would apply it twice).
+/// The failure poisons the database instead, and the poison keeps it as the first cause: the
+/// committer's next call, and every later one, gets `Error::Poisoned` naming the operation, the
+/// file and the operating system's error (docs/recovery.md, "The checkpoint, step by step").
 fn checkpoint_after_commit(shared: &Shared) {
     // One checkpoint at a time; a commit during a running one does not wait for it (the
     // running one recycles the log, or the next commit triggers again).
@@ -1113,6 +1135,9 @@ fn checkpoint_after_commit(shared: &Shared) {
     };
     let state = shared.writer.lock();
     if state.wal.bytes() > shared.checkpoint_threshold_bytes && !state.closed {
+        // Kept by the poison (every failure that leaves the file unknown poisons it), which is
+        // how the error reaches the next caller; a failure that poisons nothing (the writer
+        // refusing, say, after a poison already kept) has nothing more to tell.
         let _ = checkpoint_beside_commits(shared, state);
     }
 }
@@ -1272,8 +1297,10 @@ impl WriterState {
                     // The released pages are pending with `epoch` but the published version
                     // may still reach them: refuse every later checkpoint (which could reuse
                     // them) until the database is reopened.
-                    self.store.poison();
-                    return Err(from_tree(error));
+                    let error = from_tree(error);
+                    let during = "switch a table onto its checkpointed root";
+                    self.store.poison(&error, during, FileRole::Database);
+                    return Err(error);
                 }
                 table.persisted_root = *root;
                 table.persisted_len = *len;
@@ -1393,7 +1420,7 @@ impl WriterState {
         }
         let keep_bytes = shared.checkpoint_threshold_bytes.saturating_mul(2);
         if let Err(error) = self.wal.recycle(covered_lsn, keep_bytes) {
-            self.store.poison();
+            self.store.poison(&error, "recycle the log", FileRole::Log);
             return Err(error);
         }
         self.wal_needs_recycle = false;
@@ -1403,7 +1430,8 @@ impl WriterState {
 
     fn fail(&mut self, error: Error) -> Error {
         if matches!(error, Error::Io { .. }) {
-            self.store.poison();
+            self.store
+                .poison(&error, "write a checkpoint's pages", FileRole::Database);
         }
         error
     }
@@ -1465,16 +1493,18 @@ fn checkpoint_beside_commits(
     let synced = storage.sync();
     let mut state = shared.writer.lock();
     if let Err(source) = synced {
-        state.store.commit_failed();
-        return Err(Error::io("sync the checkpoint's pages")(source));
+        let error = Error::io("sync the checkpoint's pages")(source);
+        state.store.commit_failed(&error);
+        return Err(error);
     }
     state.store.commit_write_superblock(&prepared)?;
     drop(state);
     let synced = storage.sync();
     let mut state = shared.writer.lock();
     if let Err(source) = synced {
-        state.store.commit_failed();
-        return Err(Error::io("sync the superblock")(source));
+        let error = Error::io("sync the superblock")(source);
+        state.store.commit_failed(&error);
+        return Err(error);
     }
     let superblock = state.store.commit_finish(prepared)?;
     shared.at_step(CheckpointStep::StoreCommitted);

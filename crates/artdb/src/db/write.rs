@@ -395,10 +395,14 @@ impl<'db> WriteTxn<'db> {
 
 impl Drop for WriteTxn<'_> {
     fn drop(&mut self) {
-        if !self.committed && self.abort().is_err() {
+        let aborted = if self.committed { Ok(()) } else { self.abort() };
+        if let Err(error) = aborted {
             // The tree could not be put back (a persisted node became unreadable): refuse
             // writes rather than risk committing half a batch later.
-            self.state.store.poison();
+            let file = crate::error::FileRole::Database;
+            self.state
+                .store
+                .poison(&error, "roll back a write batch", file);
         }
         self.shared.batch_thread.store(0, Ordering::Release);
     }

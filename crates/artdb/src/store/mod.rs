@@ -60,9 +60,10 @@ pub use source::PageSource;
 pub use space::{SpaceMap, NODES_PER_PAGE_MAX};
 pub use writer::{PageWriter, TreeSink, WriteCounts};
 
-use crate::error::{CorruptionKind, Error, Result};
+use crate::error::{CorruptionKind, Error, FileRole, PoisonCause, Result};
 use crate::io::Storage;
 use format::{HEADER_LEN, SUPERBLOCK_LEN};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Figures about the file for `stats`.
@@ -267,6 +268,12 @@ fn newest_damaged(generation: u64, error: &Error) -> Error {
     }
 }
 
+/// The space map was used before it was loaded: unreachable (each use loads it just before), so
+/// a programmer error, reported as a value rather than a panic.
+fn space_not_loaded() -> Error {
+    Error::Tree("the space map was used before it was loaded".to_string())
+}
+
 /// The write side of the store (see the module docs). Owned by the database under its writer
 /// lock; readers go through the shared [`PageSource`].
 pub struct Store {
@@ -275,7 +282,10 @@ pub struct Store {
     header: Header,
     durable: Superblock,
     space: Option<SpaceMap>,
-    poisoned: bool,
+    /// The first failure that left the file in an unknown state (writes are refused then).
+    poisoned: Option<PoisonCause>,
+    /// The database file's and the log's paths, for [`PoisonCause`] (`Store::name_files`).
+    paths: Option<(PathBuf, PathBuf)>,
     read_only: bool,
     /// The log position (LSN) the next superblock records as covered (`set_covered_lsn`).
     covered_lsn: u64,
@@ -315,7 +325,8 @@ impl Store {
             header,
             durable,
             space: Some(SpaceMap::new()),
-            poisoned: false,
+            poisoned: None,
+            paths: None,
             read_only: false,
             covered_lsn: 0,
             log_closed: false,
@@ -370,7 +381,8 @@ impl Store {
             header,
             durable,
             space: Some(space),
-            poisoned: false,
+            poisoned: None,
+            paths: None,
             read_only: mode.read_only || salvage,
             covered_lsn: durable.wal_position,
             log_closed: false,
@@ -507,8 +519,8 @@ impl Store {
             ..self.durable
         };
         let result = write_superblock(&*self.storage, &superblock);
-        if result.is_err() {
-            self.poisoned = true;
+        if let Err(error) = &result {
+            self.poison(error, "checkpoint", FileRole::Database);
         }
         result?;
         self.source
@@ -522,15 +534,33 @@ impl Store {
         if self.read_only {
             return Err(Error::ReadOnly);
         }
-        if self.poisoned {
-            return Err(Error::Poisoned);
+        if let Some(cause) = &self.poisoned {
+            return Err(cause.refusal());
         }
         Ok(())
     }
 
-    /// Marks the store as refusing writes until reopened (see the module docs).
-    pub fn poison(&mut self) {
-        self.poisoned = true;
+    /// Marks the store as refusing writes until reopened (see the module docs), keeping the
+    /// first cause: `error`, met while doing `during` on `file`. Later failures (often only
+    /// consequences of the first) leave the cause as it is.
+    pub fn poison(&mut self, error: &Error, during: &str, file: FileRole) {
+        if self.poisoned.is_none() {
+            let path = self.path_of(file);
+            self.poisoned = Some(PoisonCause::of(error, during, file, path));
+        }
+    }
+
+    /// Names the database file and its log, for the causes of [`Error::Poisoned`].
+    pub fn name_files(&mut self, database: PathBuf, log: PathBuf) {
+        self.paths = Some((database, log));
+    }
+
+    fn path_of(&self, file: FileRole) -> Option<&Path> {
+        let (database, log) = self.paths.as_ref()?;
+        Some(match file {
+            FileRole::Database => database,
+            FileRole::Log => log,
+        })
     }
 
     fn space(&mut self) -> Result<&mut SpaceMap> {
@@ -540,7 +570,7 @@ impl Store {
             self.space = Some(map);
         }
         // ok: set just above when it was None.
-        self.space.as_mut().ok_or(Error::Poisoned)
+        self.space.as_mut().ok_or_else(space_not_loaded)
     }
 
     /// Makes every later allocation land at or above `page` (0: anywhere), until set again.
@@ -577,7 +607,7 @@ impl Store {
         }
         let storage = &*self.storage;
         let source = &*self.source;
-        let space = self.space.as_mut().ok_or(Error::Poisoned)?;
+        let space = self.space.as_mut().ok_or_else(space_not_loaded)?;
         space.begin_checkpoint(pinned_epoch_min);
         Ok(PageWriter::new(space, storage, source, generation))
     }
@@ -591,7 +621,7 @@ impl Store {
         }
         let storage = &*self.storage;
         let source = &*self.source;
-        let space = self.space.as_mut().ok_or(Error::Poisoned)?;
+        let space = self.space.as_mut().ok_or_else(space_not_loaded)?;
         Ok(PageWriter::new(space, storage, source, generation))
     }
 
@@ -621,23 +651,24 @@ impl Store {
     ) -> Result<PreparedCommit> {
         self.check_writable()?;
         let result = self.prepare_inner(catalog, released, epoch);
-        if result.is_err() {
-            self.poisoned = true;
+        if let Err(error) = &result {
+            self.poison(error, "checkpoint", FileRole::Database);
         }
         result
     }
 
     fn commit_sync(&mut self, what: impl FnOnce(std::io::Error) -> Error) -> Result<()> {
         let result = self.storage.sync().map_err(what);
-        if result.is_err() {
-            self.poisoned = true;
+        if let Err(error) = &result {
+            self.poison(error, "checkpoint", FileRole::Database);
         }
         result
     }
 
-    /// A sync of a commit's writes failed where the caller synced: the store refuses writes.
-    pub fn commit_failed(&mut self) {
-        self.poisoned = true;
+    /// A sync of a commit's writes failed where the caller synced (`error`): the store refuses
+    /// writes.
+    pub fn commit_failed(&mut self, error: &Error) {
+        self.poison(error, "checkpoint", FileRole::Database);
     }
 
     /// The file's storage (for the syncs of a commit made without the store's lock).
@@ -649,8 +680,8 @@ impl Store {
     /// not synced.
     pub fn commit_write_superblock(&mut self, prepared: &PreparedCommit) -> Result<()> {
         let result = write_superblock_unsynced(&*self.storage, &prepared.superblock);
-        if result.is_err() {
-            self.poisoned = true;
+        if let Err(error) = &result {
+            self.poison(error, "checkpoint", FileRole::Database);
         }
         result
     }
@@ -667,8 +698,9 @@ impl Store {
         // No sync: a crash before the next one leaves a longer file, which is harmless.
         if file_len > page_count * PAGE_SIZE {
             if let Err(error) = self.storage.set_len(page_count * PAGE_SIZE) {
-                self.poisoned = true;
-                return Err(Error::io("shrink the file")(error));
+                let error = Error::io("shrink the file")(error);
+                self.poison(&error, "shrink the file", FileRole::Database);
+                return Err(error);
             }
         }
         self.source

@@ -303,10 +303,15 @@ fn rollback(state: &mut WriterState, _shared: &Shared, undo: Vec<Undo>) {
                 else {
                     continue;
                 };
-                if table.tree.rollback_to(snapshot).is_err() {
+                if let Err(error) = table.tree.rollback_to(snapshot) {
                     // The tree could not be put back: refuse writes rather than keep half a
                     // commit.
-                    state.store.poison();
+                    let error = crate::error::from_tree(error);
+                    state.store.poison(
+                        &error,
+                        "roll back a failed commit",
+                        crate::error::FileRole::Database,
+                    );
                     return;
                 }
             }

@@ -25,7 +25,7 @@
 //! error until the database is reopened. The view type is generic so this layer names nothing
 //! of `db`.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FileRole, PoisonCause, Result};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 
@@ -41,7 +41,8 @@ struct State<V> {
     published_lsn: u64,
     syncing: bool,
     pending: VecDeque<Entry<V>>,
-    failed: bool,
+    /// The first failure of a log write or sync (then every waiter and commit is refused).
+    failed: Option<PoisonCause>,
     commits: u64,
     syncs: u64,
 }
@@ -73,6 +74,8 @@ pub enum WaitFor {
 pub struct Pipeline<V> {
     state: Mutex<State<V>>,
     changed: Condvar,
+    /// The log's path, for the cause of a failure (`Pipeline::name_log`).
+    log_path: std::sync::OnceLock<std::path::PathBuf>,
 }
 
 impl<V> Pipeline<V> {
@@ -85,12 +88,23 @@ impl<V> Pipeline<V> {
                 published_lsn: lsn,
                 syncing: false,
                 pending: VecDeque::new(),
-                failed: false,
+                failed: None,
                 commits: 0,
                 syncs: 0,
             }),
             changed: Condvar::new(),
+            log_path: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Names the log file, for the causes of [`Error::Poisoned`].
+    pub fn name_log(&self, path: std::path::PathBuf) {
+        let _ = self.log_path.set(path);
+    }
+
+    /// The first failure that poisoned the pipeline, if any.
+    pub fn failure(&self) -> Option<PoisonCause> {
+        self.state.lock().failed.clone()
     }
 
     /// Registers the commit of `lsn` (its record is written) with the view to publish. Call
@@ -112,15 +126,25 @@ impl<V> Pipeline<V> {
         self.state.lock().durable_lsn
     }
 
-    /// Whether a failed sync poisoned the pipeline.
-    pub fn is_failed(&self) -> bool {
-        self.state.lock().failed
+    /// Marks the pipeline failed (a log write failed under the commit lock: `error`), keeping
+    /// the first cause.
+    pub fn fail(&self, error: &Error) {
+        let mut state = self.state.lock();
+        self.record_failure(&mut state, error);
+        drop(state);
+        self.changed.notify_all();
     }
 
-    /// Marks the pipeline failed (a log write failed under the commit lock).
-    pub fn fail(&self) {
-        self.state.lock().failed = true;
-        self.changed.notify_all();
+    fn record_failure(&self, state: &mut State<V>, error: &Error) {
+        if state.failed.is_none() {
+            let path = self.log_path.get().map(std::path::PathBuf::as_path);
+            state.failed = Some(PoisonCause::of(
+                error,
+                "write to the log",
+                FileRole::Log,
+                path,
+            ));
+        }
     }
 
     /// Counters.
@@ -146,8 +170,8 @@ impl<V> Pipeline<V> {
     ) -> Result<()> {
         let mut state = self.state.lock();
         loop {
-            if state.failed {
-                return Err(Error::Poisoned);
+            if let Some(cause) = &state.failed {
+                return Err(cause.refusal());
             }
             publish_ready(&mut state, publish);
             let durable_enough = wait_for == WaitFor::Published || state.durable_lsn >= lsn;
@@ -180,11 +204,12 @@ impl<V> Pipeline<V> {
                 Ok(())
             }
             Err(source) => {
-                state.failed = true;
-                Err(Error::Io {
+                let error = Error::Io {
                     op: "sync the write-ahead log",
                     source,
-                })
+                };
+                self.record_failure(state, &error);
+                Err(error)
             }
         }
     }
@@ -270,10 +295,13 @@ mod tests {
             .unwrap_err();
         assert!(matches!(error, Error::Io { .. }));
         let ok = || Ok(());
-        assert!(matches!(
-            pipeline.wait(1, WaitFor::Published, &ok, &mut |_| {}),
-            Err(Error::Poisoned)
-        ));
+        match pipeline.wait(1, WaitFor::Published, &ok, &mut |_| {}) {
+            Err(Error::Poisoned { cause }) => {
+                assert_eq!(cause.op, "sync the write-ahead log");
+                assert_eq!(cause.os_code, Some(5));
+            }
+            other => panic!("a poisoned pipeline must refuse with its cause, got {other:?}"),
+        }
     }
 
     #[test]

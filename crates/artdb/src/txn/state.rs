@@ -14,7 +14,7 @@
 use super::pins::Pins;
 use super::pipeline::{Pipeline, WaitFor};
 use super::{Durability, History, Live};
-use crate::error::{Error, Result};
+use crate::error::{Error, FileRole, Result};
 use crate::io::Storage;
 use crate::store::{PageSource, Store};
 use crate::wal::Wal;
@@ -226,10 +226,10 @@ impl Shared {
     /// Refuses writes after an I/O failure of unknown outcome (store or log).
     pub(crate) fn check_writable(&self, state: &WriterState) -> Result<()> {
         state.store.check_writable()?;
-        if self.pipeline.is_failed() {
-            return Err(Error::Poisoned);
+        match self.pipeline.failure() {
+            Some(cause) => Err(cause.refusal()),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The value `force_checkpoint` bumps (a write batch notes it when it begins).
@@ -268,8 +268,9 @@ impl Shared {
         }
     }
 
-    /// After a commit returned: checkpoint if the log passed its threshold. Errors are not the
-    /// commit's (it is durable); an I/O error poisons the database and the next write says so.
+    /// After a commit is published: checkpoint if the log passed its threshold. Errors are not
+    /// the commit's (it is durable, and returns `Ok`); an I/O error poisons the database, the
+    /// poison keeps it, and the next call's `Error::Poisoned` names it.
     pub(crate) fn maybe_checkpoint(&self) {
         if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
             return;
@@ -305,18 +306,22 @@ impl WriterState {
     pub(crate) fn write_log(&mut self, shared: &Shared, record: &[u8]) -> Result<u64> {
         // The first record after an open of a cleanly closed database first makes "the log is
         // in use" durable, so a log deleted from now on is detected at open (Missing log).
-        let written = self
-            .store
-            .mark_log(false)
-            .and_then(|()| self.wal.write(record));
+        let written = match self.store.mark_log(false) {
+            Ok(()) => self
+                .wal
+                .write(record)
+                .map_err(|error| (error, FileRole::Log)),
+            Err(error) => Err((error, FileRole::Database)),
+        };
         match written {
             Ok(lsn) => {
                 shared.log_bytes.store(self.wal.bytes(), Ordering::Release);
                 Ok(lsn)
             }
-            Err(error) => {
-                self.store.poison();
-                shared.pipeline.fail();
+            Err((error, file)) => {
+                self.store
+                    .poison(&error, "write a commit's log record", file);
+                shared.pipeline.fail(&error);
                 Err(error)
             }
         }
@@ -346,8 +351,12 @@ impl WriterState {
         push_history: impl FnOnce(&mut WriterState) -> u64,
     ) -> Result<u64> {
         let result = self.commit_bypass_steps(shared, tables, push_history);
-        if result.is_err() {
-            self.store.poison();
+        if let Err(error) = &result {
+            self.store.poison(
+                error,
+                "commit a transaction that bypasses the log",
+                FileRole::Database,
+            );
         }
         result
     }
