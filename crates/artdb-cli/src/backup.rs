@@ -322,6 +322,7 @@ pub fn compact(args: CompactArgs) -> Result<(), BoxError> {
                 "bytes_written": stats.bytes_written,
                 "generation": stats.generation,
                 "shrunk": after < before,
+                "compaction": compaction_outcome(stats.compaction),
                 "seconds": seconds,
             })
         )?;
@@ -331,12 +332,33 @@ pub fn compact(args: CompactArgs) -> Result<(), BoxError> {
             args.file.display(),
             after as i64 - before as i64
         )?;
-        if after >= before {
-            outln!(
-                "note: the file did not shrink: it held little free space (or a snapshot held \
-                 the old pages)"
-            )?;
+        match stats.compaction {
+            artdb::Compaction::NothingToGain {
+                page_count,
+                estimated_page_count,
+            } => outln!(
+                "note: nothing to gain, the file was left as it is: a compacted copy would take \
+                 {estimated_page_count} pages, the file has {page_count}"
+            )?,
+            artdb::Compaction::SnapshotHeld => outln!(
+                "note: the file was left as it is: a snapshot held the old pages; compact again \
+                 once it has ended"
+            )?,
+            _ if after >= before => {
+                outln!("note: the file did not shrink: it held little free space")?
+            }
+            _ => {}
         }
     }
     Ok(())
+}
+
+/// What `Db::compact` did, for `--json`.
+fn compaction_outcome(compaction: artdb::Compaction) -> &'static str {
+    match compaction {
+        artdb::Compaction::Rewritten => "rewritten",
+        artdb::Compaction::NothingToGain { .. } => "nothing to gain",
+        artdb::Compaction::SnapshotHeld => "snapshot held",
+        _ => "none",
+    }
 }

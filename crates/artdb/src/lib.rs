@@ -83,8 +83,8 @@ pub mod txn;
 mod wal;
 
 pub use db::{
-    CheckpointStats, Cursor, Db, DbStats, Iter, LogStats, Options, ReadTxn, Table, TableStats,
-    TxnStats, VerifyReport, WriteTxn,
+    CheckpointStats, Compaction, Cursor, Db, DbStats, Iter, LogStats, Options, ReadTxn, Table,
+    TableStats, TxnStats, VerifyReport, WriteTxn,
 };
 pub use error::{CorruptionKind, Error, FileRole, PoisonCause, Result};
 pub use txn::{Durability, Isolation, Transaction, TxnCursor, TxnIter, WriteOptions};

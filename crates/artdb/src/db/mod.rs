@@ -192,6 +192,32 @@ pub struct CheckpointStats {
     pub bytes_written: u64,
     /// Tables whose trees were written.
     pub tables_written: u64,
+    /// Whether the tables were rewritten densely, and if `Db::compact` did not, why.
+    pub compaction: Compaction,
+}
+
+/// Whether a checkpoint rewrote the tables densely ([`CheckpointStats::compaction`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compaction {
+    /// Not rewritten: an ordinary checkpoint.
+    #[default]
+    None,
+    /// Rewritten densely (by `Db::compact`, or by a checkpoint when the pages in use had
+    /// grown by half since the last compaction).
+    Rewritten,
+    /// `Db::compact` left the file as it was: a dense copy would take at least as many pages
+    /// as the file has (`page_count`; `estimated_page_count`: the pages after a compaction,
+    /// the dense copy beside the current and the previous checkpoint's catalog and space map).
+    NothingToGain {
+        /// Pages of the file now.
+        page_count: u64,
+        /// Pages the file would have after compacting.
+        estimated_page_count: u64,
+    },
+    /// `Db::compact` left the file as it was: a live snapshot (or write transaction) reaches
+    /// the pages of the current version, so none could be freed and the copy would only add
+    /// to the file. Compact again once it has ended.
+    SnapshotHeld,
 }
 
 /// A table in [`DbStats`].
@@ -748,7 +774,9 @@ impl Db {
 
     /// A checkpoint that also rewrites every table densely (what checkpoints do by themselves
     /// when the pages in use have grown by half since the last compaction), then shrinks the
-    /// file to about the size of its data in the same call.
+    /// file to about the size of its data in the same call. It never leaves the file larger
+    /// than it was (once the commits since the last checkpoint are in it): when nothing can be
+    /// gained it leaves the file as it is and says why in [`CheckpointStats::compaction`].
     ///
     /// A dense copy cannot go where the old version is: those pages are freed only once the new
     /// superblock is durable and no snapshot reaches them. So `compact` writes a first dense copy
@@ -756,28 +784,65 @@ impl Db {
     /// the file is then one free run), writes a second dense copy there (lowest pages first),
     /// and frees the first copy with one more checkpoint, which cuts the file's free tail. Every
     /// step is an ordinary checkpoint, crash-safe as each is; the file grows by one copy of the
-    /// data meanwhile. A snapshot held across the call keeps the old version's pages: `compact`
-    /// then stops after the first copy, and the file shrinks at a checkpoint after the snapshot
-    /// ends. The figures returned add up all the steps.
+    /// data meanwhile. The figures returned add up all the steps.
+    ///
+    /// When it would not shrink, it does none of that: a file whose pages are about all in
+    /// use ends no smaller (the copy, the checkpoint's catalog and space map, and the previous
+    /// checkpoint's, which stay until the next: [`Compaction::NothingToGain`]), and while a
+    /// snapshot is alive the old version's pages cannot be freed ([`Compaction::SnapshotHeld`]).
+    /// Commits not yet checkpointed are checkpointed first in either case.
     pub fn compact(&self) -> Result<CheckpointStats> {
         self.shared.refuse_on_batch_thread("Db::compact")?;
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let mut state = self.shared.writer.lock();
-        let floor = state.store.usage()?.page_count;
-        state.store.set_allocation_floor(floor)?;
+        self.shared.check_writable(&state)?;
+        let mut total = CheckpointStats {
+            generation: state.store.durable().generation,
+            ..CheckpointStats::default()
+        };
+        if state.needs_checkpoint() {
+            total = state.checkpoint(&self.shared, false)?;
+        }
+        if self.shared.pins.min().is_some() {
+            total.compaction = Compaction::SnapshotHeld;
+            return Ok(total);
+        }
+        let dense_pages = {
+            let state = &mut *state;
+            let tables = &state.tables;
+            state.store.dense_copy_pages(|writer| {
+                for table in tables.values().filter(|table| !table.tree.is_empty()) {
+                    rewrite_table(&table.tree, writer)?;
+                }
+                Ok(())
+            })?
+        };
+        let (page_count, estimated_page_count) = state.store.compaction_estimate(dense_pages)?;
+        if estimated_page_count >= page_count {
+            total.compaction = Compaction::NothingToGain {
+                page_count,
+                estimated_page_count,
+            };
+            return Ok(total);
+        }
+        state.store.set_allocation_floor(page_count)?;
         let first = state.checkpoint(&self.shared, true);
         state.store.set_allocation_floor(0)?;
-        let mut total = first?;
         let add = |total: &mut CheckpointStats, step: CheckpointStats| {
             total.generation = step.generation;
             total.images_written += step.images_written;
             total.pages_written += step.pages_written;
             total.bytes_written += step.bytes_written;
+            total.tables_written = total.tables_written.max(step.tables_written);
         };
+        add(&mut total, first?);
+        total.compaction = Compaction::Rewritten;
         // Frees the old version (what no snapshot reaches) and cuts the free tail.
         let step = state.checkpoint(&self.shared, false)?;
         add(&mut total, step);
         if self.shared.pins.min().is_some() {
+            // A snapshot taken before the first copy was published: the old version stays
+            // until it ends, and a later checkpoint frees and cuts it.
             return Ok(total);
         }
         let step = state.checkpoint(&self.shared, true)?;
@@ -809,13 +874,13 @@ impl Db {
         drop(self);
         result?;
         // What still holds the file now is what `Ok` would wrongly promise is gone. A snapshot
-        // whose trees have no persisted node holds nothing of the file and is no obstacle.
-        if file.strong_count() == 0 {
+        // whose trees have no persisted node holds nothing of the file and is no obstacle; a
+        // caller that passed its own storage (`Db::open_in`) may hold it itself.
+        let count = live.count() as u64;
+        if count == 0 || file.strong_count() == 0 {
             return Ok(());
         }
-        Err(Error::SnapshotsAlive {
-            count: live.count() as u64,
-        })
+        Err(Error::SnapshotsAlive { count })
     }
 
     /// Figures about the tables and the file (cheap: reads no node).
@@ -1207,6 +1272,7 @@ impl WriterState {
             written.counts,
             &written.catalog_bytes,
             written.roots.len(),
+            written.compact,
         ))
     }
 
@@ -1519,6 +1585,7 @@ fn checkpoint_beside_commits(
         written.counts,
         &written.catalog_bytes,
         written.roots.len(),
+        written.compact,
     ))
 }
 
@@ -1546,6 +1613,7 @@ fn checkpoint_stats(
     counts: WriteCounts,
     catalog: &[u8],
     tables_written: usize,
+    compacted: bool,
 ) -> CheckpointStats {
     CheckpointStats {
         generation,
@@ -1553,6 +1621,11 @@ fn checkpoint_stats(
         pages_written: counts.pages,
         bytes_written: counts.pages * crate::store::PAGE_SIZE + catalog.len() as u64,
         tables_written: tables_written as u64,
+        compaction: if compacted {
+            Compaction::Rewritten
+        } else {
+            Compaction::None
+        },
     }
 }
 

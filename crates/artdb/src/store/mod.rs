@@ -582,6 +582,38 @@ impl Store {
         Ok(())
     }
 
+    /// The pages a dense copy takes: `write` writes it through a writer that only counts
+    /// ([`PageWriter::dry_run`]), allocating above the file in a copy of the space map, as
+    /// `Db::compact`'s first copy does. Nothing is written and the space map is unchanged.
+    pub fn dense_copy_pages(
+        &mut self,
+        write: impl FnOnce(&mut PageWriter<'_>) -> Result<()>,
+    ) -> Result<u64> {
+        let mut space = self.space()?.clone();
+        space.set_floor(space.page_count());
+        let generation = self.durable.generation + 1;
+        let mut writer = PageWriter::dry_run(&mut space, &*self.storage, &self.source, generation);
+        write(&mut writer)?;
+        Ok(writer.finish()?.pages)
+    }
+
+    /// The file's pages now, and the pages it would have after `Db::compact` wrote a dense
+    /// copy of `dense_pages`: the reserved pages, the copy, and the current catalog and space
+    /// map twice (the last checkpoint's blobs, and the one's before, which stay until the next
+    /// checkpoint; a smaller file needs no larger space map).
+    pub fn compaction_estimate(&mut self, dense_pages: u64) -> Result<(u64, u64)> {
+        let space = self.space()?;
+        let mut estimate = dense_pages;
+        for &entry in space.entries() {
+            estimate += match entry {
+                space::RESERVED => 1,
+                space::META => 2,
+                _ => 0,
+            };
+        }
+        Ok((space.page_count(), estimate))
+    }
+
     /// The space map's entry for every page (loads it on first use).
     pub fn space_entries(&mut self) -> Result<Vec<u16>> {
         Ok(self.space()?.entries().to_vec())

@@ -69,6 +69,8 @@ pub struct PageWriter<'s> {
     counts: WriteCounts,
     /// The write-behind window: what was written since writeback was last started.
     behind: Window,
+    /// Counts pages without writing them (`PageWriter::dry_run`).
+    dry_run: bool,
 }
 
 /// A span of the file and the bytes written into it (`PageWriter::write_behind`).
@@ -97,6 +99,23 @@ impl<'s> PageWriter<'s> {
             allocated: Vec::new(),
             counts: WriteCounts::default(),
             behind: Window::default(),
+            dry_run: false,
+        }
+    }
+
+    /// A writer that packs and allocates as [`PageWriter::new`]'s does, into `space` (a copy
+    /// of the space map, thrown away after), but writes nothing: its counts say how many pages
+    /// the same images would take. `Db::compact` asks it whether a dense copy would shrink the
+    /// file before writing one.
+    pub(crate) fn dry_run(
+        space: &'s mut SpaceMap,
+        storage: &'s dyn Storage,
+        source: &'s PageSource,
+        generation: u64,
+    ) -> PageWriter<'s> {
+        PageWriter {
+            dry_run: true,
+            ..PageWriter::new(space, storage, source, generation)
         }
     }
 
@@ -211,6 +230,10 @@ impl<'s> PageWriter<'s> {
     }
 
     fn write_pages(&mut self, first_page: u64, bytes: &[u8]) -> Result<()> {
+        if self.dry_run {
+            self.counts.pages += bytes.len() as u64 / PAGE_SIZE;
+            return Ok(());
+        }
         self.storage
             .write_at(first_page * PAGE_SIZE, bytes)
             .map_err(Error::io("write node pages"))?;
@@ -256,6 +279,9 @@ impl<'s> PageWriter<'s> {
             self.seal_page(page)?;
         }
         self.flush_run()?;
+        if self.dry_run {
+            return Ok(self.counts);
+        }
         let data_end = self.space.page_count() * PAGE_SIZE;
         self.source.ensure_window(data_end)?;
         self.source.publish_data_end(data_end, self.generation);
