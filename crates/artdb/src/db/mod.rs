@@ -861,23 +861,29 @@ impl Db {
     /// and nothing but its own drop can make that safe). Then `close` still checkpoints and
     /// closes, and returns [`Error::SnapshotsAlive`] with their count: the data is safe, but
     /// the file stays locked until they are dropped. Snapshots keep reading their version. (A
-    /// snapshot taken before anything was checkpointed reads only memory and holds no file.)
+    /// snapshot taken before anything was checkpointed reads only memory and holds no file; a
+    /// database in a storage the caller passed, `Db::open_in`, holds no lock.)
     pub fn close(self) -> Result<()> {
         let (result, file, live) = {
             let _checkpointing = self.shared.checkpoint_lock.lock();
             let mut state = self.shared.writer.lock();
             let result = state.checkpoint_at_close(&self.shared);
             state.closed = true;
-            let file = Arc::downgrade(state.store.storage());
+            // Only a file opened by path is locked; a storage the caller passed
+            // (`Db::open_in`) is the caller's to reopen.
+            let file = state
+                .store
+                .is_named()
+                .then(|| Arc::downgrade(state.store.storage()));
             (result, file, Arc::clone(&self.shared.live))
         };
         drop(self);
         result?;
         // What still holds the file now is what `Ok` would wrongly promise is gone. A snapshot
-        // whose trees have no persisted node holds nothing of the file and is no obstacle; a
-        // caller that passed its own storage (`Db::open_in`) may hold it itself.
+        // whose trees have no persisted node holds nothing of the file and is no obstacle.
         let count = live.count() as u64;
-        if count == 0 || file.strong_count() == 0 {
+        let held = file.is_some_and(|file| file.strong_count() > 0);
+        if count == 0 || !held {
             return Ok(());
         }
         Err(Error::SnapshotsAlive { count })

@@ -555,6 +555,11 @@ impl Store {
         self.paths = Some((database, log));
     }
 
+    /// Whether the files were named ([`Store::name_files`]): the database was opened by path.
+    pub fn is_named(&self) -> bool {
+        self.paths.is_some()
+    }
+
     fn path_of(&self, file: FileRole) -> Option<&Path> {
         let (database, log) = self.paths.as_ref()?;
         Some(match file {
