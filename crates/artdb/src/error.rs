@@ -57,6 +57,17 @@ pub enum CorruptionKind {
         /// What is wrong with it.
         problem: Box<CorruptionKind>,
     },
+    /// The newest checkpoint is missing or damaged (`problem`, as in `NewestCheckpoint`) and the
+    /// previous one cannot be opened either (`previous`: what the salvage open met), so the
+    /// salvage option would fail too; only a backup holds the data.
+    NoCheckpointReadable {
+        /// The newest checkpoint's generation.
+        generation: u64,
+        /// What is wrong with it.
+        problem: Box<CorruptionKind>,
+        /// Why the previous checkpoint cannot be opened.
+        previous: String,
+    },
     /// The write-ahead log (`<file>.wal`) is damaged or does not belong to this database; `at`
     /// is then a byte offset in the log file.
     Log {
@@ -548,6 +559,16 @@ impl fmt::Display for CorruptionKind {
                  copy out the previous checkpoint read-only"
             ),
             CorruptionKind::Log { lsn: 0, what } => write!(f, "log header: {what}"),
+            CorruptionKind::NoCheckpointReadable {
+                generation,
+                problem,
+                previous,
+            } => write!(
+                f,
+                "the newest checkpoint (generation {generation}) is missing or damaged \
+                 ({problem}), and the previous checkpoint cannot be opened either ({previous}), \
+                 so salvage cannot help"
+            ),
             CorruptionKind::Log { lsn, what } => write!(f, "log record LSN {lsn}: {what}"),
         }
     }

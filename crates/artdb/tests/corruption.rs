@@ -268,6 +268,11 @@ fn truncation_at_every_page_boundary_or_a_flip_in_any_page_is_never_a_clean_olde
                     kind: CorruptionKind::NewestCheckpoint { .. },
                     ..
                 }) => {}
+                // Salvage cannot open the previous checkpoint either (checked below).
+                Err(Error::Corruption {
+                    kind: CorruptionKind::NoCheckpointReadable { .. },
+                    ..
+                }) => assert!(open_salvage(truncated).is_err(), "{context}"),
                 Err(other) => panic!("{context}: {other}"),
                 Ok(_) => panic!("{context}: opened"),
             }

@@ -342,6 +342,43 @@ impl Store {
     /// Opens the database file in `storage` (see the module docs for which checkpoint); returns
     /// the store and the catalog blob's bytes.
     pub fn open(storage: Arc<dyn Storage>, mode: OpenMode) -> Result<(Store, Vec<u8>)> {
+        let opened = Store::open_chosen(Arc::clone(&storage), mode);
+        let Err(Error::Corruption {
+            at,
+            kind:
+                CorruptionKind::NewestCheckpoint {
+                    generation,
+                    problem,
+                },
+        }) = opened
+        else {
+            return opened;
+        };
+        // The message of a damaged newest checkpoint points at salvage: only when the salvage
+        // open gets as far as this one would (a truncation often cuts what both checkpoints
+        // need), so that the advice given is advice that works.
+        let salvage = OpenMode {
+            salvage_previous_checkpoint: true,
+            read_only: true,
+        };
+        let kind = match Store::open_chosen(storage, salvage) {
+            Ok(_) => CorruptionKind::NewestCheckpoint {
+                generation,
+                problem,
+            },
+            Err(error) => CorruptionKind::NoCheckpointReadable {
+                generation,
+                problem,
+                previous: match error {
+                    Error::Corruption { at, kind } => format!("{kind} at byte {at}"),
+                    other => other.to_string(),
+                },
+            },
+        };
+        Err(Error::corruption(at, kind))
+    }
+
+    fn open_chosen(storage: Arc<dyn Storage>, mode: OpenMode) -> Result<(Store, Vec<u8>)> {
         let file_len = storage.len().map_err(Error::io("read the file length"))?;
         let mut header_bytes = [0u8; HEADER_LEN];
         let head_len = file_len.min(HEADER_LEN as u64) as usize;
