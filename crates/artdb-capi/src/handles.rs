@@ -1,0 +1,288 @@
+//! The Rust objects behind the C API's opaque handles, and what they do in safe Rust: the
+//! state of a write transaction, the bounds and moves of a cursor.
+//!
+//! Handles that borrow another object own a reference count of it instead (a cursor owns its
+//! read snapshot, a write batch its database), so no order of frees from C leaves a dangling
+//! borrow. The borrows themselves (`'static` in the fields below) are made in `ffi.rs`, the one
+//! module with unsafe code, next to the argument for why they stay valid.
+
+use crate::error::{Failure, ARTDB_MISUSE, ARTDB_NOTFOUND, ARTDB_OK};
+use artdb::{Cursor, Db, ReadTxn, Transaction, WriteTxn};
+use std::ffi::c_int;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::thread::ThreadId;
+
+/// `artdb_db`: an open database. Shared by any number of threads.
+pub struct DbHandle {
+    /// The database; write batches hold a second count, so `artdb_close` can refuse while
+    /// one is open instead of freeing what it borrows.
+    pub db: Arc<Db>,
+}
+
+/// `artdb_read`: a read snapshot. Shared by any number of threads.
+pub struct ReadHandle {
+    /// The snapshot; cursors hold further counts.
+    pub read: Arc<ReadTxn>,
+}
+
+/// `artdb_txn`: a write transaction, used by one thread at a time.
+pub struct TxnHandle {
+    /// The transaction until its commit or abort.
+    pub txn: Option<Transaction>,
+    /// How it ended ("committed", "aborted", "ended by a failed commit").
+    pub ended: &'static str,
+}
+
+impl TxnHandle {
+    /// The transaction, or [`crate::error::ARTDB_INVALID`] once it has ended.
+    pub fn live(&mut self) -> Result<&mut Transaction, Failure> {
+        let ended = self.ended;
+        self.txn.as_mut().ok_or_else(|| {
+            Failure::invalid(format!(
+                "the transaction was already {ended}; free it with artdb_txn_free and begin \
+                 another"
+            ))
+        })
+    }
+}
+
+/// `artdb_batch`: a write batch, which holds the database's writer lock until it ends; used
+/// only on the thread that began it.
+pub struct BatchHandle {
+    /// The batch until its commit; borrows the database `db` holds. Declared before `db` so
+    /// it is dropped first.
+    pub batch: Option<WriteTxn<'static>>,
+    /// The database the batch borrows.
+    pub db: Arc<Db>,
+    /// The thread that began it (the writer lock's guard never leaves it).
+    pub thread: ThreadId,
+    /// The value of the last `artdb_batch_get`, which C borrows until the next batch call.
+    pub value: Vec<u8>,
+}
+
+impl BatchHandle {
+    /// The batch, refusing a call from another thread or after the commit.
+    pub fn live(&mut self) -> Result<&mut WriteTxn<'static>, Failure> {
+        self.on_its_thread()?;
+        self.batch.as_mut().ok_or_else(|| {
+            Failure::invalid(
+                "the write batch was already committed; free it with artdb_batch_free and begin \
+                 another",
+            )
+        })
+    }
+
+    /// Refuses a call from a thread other than the one that began the batch.
+    pub fn on_its_thread(&self) -> Result<(), Failure> {
+        if std::thread::current().id() == self.thread {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                ARTDB_MISUSE,
+                "a write batch holds the writer lock of its thread: use and free it on the \
+                 thread that began it",
+            ))
+        }
+    }
+}
+
+/// The keys a cursor may stand on: everything, a range, or the keys with a prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounds {
+    /// The smallest key allowed.
+    pub lower: Bound<Vec<u8>>,
+    /// The largest key allowed.
+    pub upper: Bound<Vec<u8>>,
+}
+
+impl Bounds {
+    /// Every key.
+    pub fn all() -> Bounds {
+        Bounds {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        }
+    }
+
+    /// The keys that start with `prefix`: from the prefix up to (not including) the smallest
+    /// key greater than every key with it.
+    pub fn prefix(prefix: &[u8]) -> Bounds {
+        let upper = match prefix_successor(prefix) {
+            Some(successor) => Bound::Excluded(successor),
+            None => Bound::Unbounded,
+        };
+        Bounds {
+            lower: Bound::Included(prefix.to_vec()),
+            upper,
+        }
+    }
+
+    /// Whether `key` is at or above the lower bound.
+    pub fn above_lower(&self, key: &[u8]) -> bool {
+        match &self.lower {
+            Bound::Unbounded => true,
+            Bound::Included(lower) => key >= lower.as_slice(),
+            Bound::Excluded(lower) => key > lower.as_slice(),
+        }
+    }
+
+    /// Whether `key` is at or below the upper bound.
+    pub fn below_upper(&self, key: &[u8]) -> bool {
+        match &self.upper {
+            Bound::Unbounded => true,
+            Bound::Included(upper) => key <= upper.as_slice(),
+            Bound::Excluded(upper) => key < upper.as_slice(),
+        }
+    }
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`; `None` when
+/// there is none (an empty prefix, or one of only 0xFF bytes).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|byte| *byte != 0xFF)?;
+    let mut successor = prefix[..=last].to_vec();
+    successor[last] += 1;
+    Some(successor)
+}
+
+/// `artdb_cursor`: a position in one table of a read snapshot, confined to [`Bounds`]; used by
+/// one thread at a time.
+pub struct CursorHandle {
+    /// The engine's cursor; borrows the snapshot `read` holds. Declared before `read` so it is
+    /// dropped first.
+    pub cursor: Cursor<'static>,
+    /// Where it may stand.
+    pub bounds: Bounds,
+    /// Whether it stands on a pair inside its bounds.
+    pub positioned: bool,
+    /// The snapshot the cursor borrows.
+    pub read: Arc<ReadTxn>,
+}
+
+/// A cursor move's outcome as a C code: on a pair, or off the end.
+fn code(positioned: bool) -> c_int {
+    if positioned {
+        ARTDB_OK
+    } else {
+        ARTDB_NOTFOUND
+    }
+}
+
+impl CursorHandle {
+    /// Moves to the smallest key inside the bounds.
+    pub fn first(&mut self) -> Result<c_int, Failure> {
+        let found = match &self.bounds.lower {
+            Bound::Unbounded => self.cursor.seek_first()?,
+            Bound::Included(lower) => self.cursor.seek(lower)?,
+            Bound::Excluded(lower) => {
+                let found = self.cursor.seek(lower)?;
+                if found && self.cursor.key() == lower.as_slice() {
+                    self.cursor.next()?
+                } else {
+                    found
+                }
+            }
+        };
+        self.settle(found)
+    }
+
+    /// Moves to the largest key inside the bounds.
+    pub fn last(&mut self) -> Result<c_int, Failure> {
+        let found = match &self.bounds.upper {
+            Bound::Unbounded => self.cursor.seek_last()?,
+            Bound::Included(upper) => {
+                if !self.cursor.seek(upper)? {
+                    self.cursor.seek_last()?
+                } else if self.cursor.key() == upper.as_slice() {
+                    true
+                } else {
+                    self.cursor.prev()?
+                }
+            }
+            Bound::Excluded(upper) => {
+                if self.cursor.seek(upper)? {
+                    self.cursor.prev()?
+                } else {
+                    self.cursor.seek_last()?
+                }
+            }
+        };
+        self.settle(found)
+    }
+
+    /// Moves to the first key `>= key` inside the bounds (the first of the bounds when `key` is
+    /// below them).
+    pub fn seek(&mut self, key: &[u8]) -> Result<c_int, Failure> {
+        if !self.bounds.above_lower(key) {
+            return self.first();
+        }
+        let found = self.cursor.seek(key)?;
+        self.settle(found)
+    }
+
+    /// Steps to the next key; [`ARTDB_NOTFOUND`] past the upper bound or when not positioned.
+    // A cursor step that can fail and returns a C code: not an Iterator.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<c_int, Failure> {
+        if !self.positioned {
+            return Ok(ARTDB_NOTFOUND);
+        }
+        let found = self.cursor.next()?;
+        self.settle(found)
+    }
+
+    /// Steps to the previous key; [`ARTDB_NOTFOUND`] past the lower bound or when not
+    /// positioned.
+    pub fn prev(&mut self) -> Result<c_int, Failure> {
+        if !self.positioned {
+            return Ok(ARTDB_NOTFOUND);
+        }
+        let found = self.cursor.prev()?;
+        self.settle(found)
+    }
+
+    /// The pair the cursor stands on.
+    pub fn pair(&self) -> Option<(&[u8], &[u8])> {
+        self.positioned
+            .then(|| (self.cursor.key(), self.cursor.value()))
+    }
+
+    /// Records whether the move left the cursor on a pair inside the bounds.
+    fn settle(&mut self, found: bool) -> Result<c_int, Failure> {
+        let key = self.cursor.key();
+        self.positioned = found
+            && self.cursor.is_valid()
+            && self.bounds.above_lower(key)
+            && self.bounds.below_upper(key);
+        Ok(code(self.positioned))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_successor_skips_trailing_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+
+    #[test]
+    fn prefix_bounds_hold_exactly_the_keys_with_the_prefix() {
+        let bounds = Bounds::prefix(b"ab");
+        for (key, inside) in [
+            (&b"aa\xff"[..], false),
+            (b"ab", true),
+            (b"ab\x00", true),
+            (b"ab\xff\xff", true),
+            (b"ac", false),
+        ] {
+            let contains = bounds.above_lower(key) && bounds.below_upper(key);
+            assert_eq!(contains, inside, "{key:?}");
+        }
+    }
+}
