@@ -267,8 +267,9 @@ int artdb_create(const char *path, const struct artdb_options *options, struct a
 
 // Checkpoints what changed and closes the database; the handle is freed, whatever the result,
 // except on [`ARTDB_BUSY`]: a write batch of this database is still open (commit or free it,
-// then close again). Read snapshots and transactions still open stay usable for reading;
-// their commits then fail. Null is [`ARTDB_INVALID`].
+// then close again). Read snapshots and cursors still open stay readable; a transaction still
+// open can be read and freed, and its commit is [`ARTDB_INVALID`]. Null is
+// [`ARTDB_INVALID`].
 //
 // # Safety
 // - `db` is null or a handle from [`artdb_open`]/[`artdb_create`] not closed yet, which no

@@ -19,6 +19,7 @@ use artdb::{Db, Durability, Isolation, Options, RecoveryMode, WriteOptions};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ops::Bound;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A byte string passed to or returned by artdb: `len` bytes at `data`. Returned values borrow
@@ -349,7 +350,10 @@ unsafe fn open_with(
         } else {
             Db::open(path, options)?
         };
-        let handle = Box::into_raw(Box::new(DbHandle { db: Arc::new(db) }));
+        let handle = Box::into_raw(Box::new(DbHandle {
+            db: Arc::new(db),
+            closed: Arc::new(AtomicBool::new(false)),
+        }));
         // SAFETY: `out` is not null (checked first) and writable (the caller's contract).
         unsafe { put(out, handle, "out") }?;
         Ok(ARTDB_OK)
@@ -390,8 +394,9 @@ pub unsafe extern "C" fn artdb_create(
 
 /// Checkpoints what changed and closes the database; the handle is freed, whatever the result,
 /// except on [`ARTDB_BUSY`]: a write batch of this database is still open (commit or free it,
-/// then close again). Read snapshots and transactions still open stay usable for reading;
-/// their commits then fail. Null is [`ARTDB_INVALID`].
+/// then close again). Read snapshots and cursors still open stay readable; a transaction still
+/// open can be read and freed, and its commit is [`ARTDB_INVALID`]. Null is
+/// [`ARTDB_INVALID`].
 ///
 /// # Safety
 /// - `db` is null or a handle from [`artdb_open`]/[`artdb_create`] not closed yet, which no
@@ -410,6 +415,7 @@ pub unsafe extern "C" fn artdb_close(db: *mut DbHandle) -> c_int {
         // SAFETY: `db` came from `Box::into_raw` in `open_with` and is freed only here, once
         // (the caller does not use it again).
         let handle = unsafe { Box::from_raw(db) };
+        handle.closed.store(true, Ordering::Release);
         match Arc::try_unwrap(handle.db) {
             Ok(db) => db.close()?,
             // Unreachable with one count (checked above); dropping closes it all the same.
@@ -1165,6 +1171,7 @@ pub unsafe extern "C" fn artdb_txn_begin(
         let begun = Box::into_raw(Box::new(TxnHandle {
             txn: Some(transaction),
             ended: "ended",
+            db_closed: Arc::clone(&handle.closed),
         }));
         // SAFETY: checked non-null first; writable by the caller's contract.
         unsafe { put(txn, begun, "txn") }?;
@@ -1298,8 +1305,10 @@ pub unsafe extern "C" fn artdb_txn_commit(txn: *mut TxnHandle) -> c_int {
         // SAFETY: the caller's contract.
         let handle = unsafe { object(txn, "transaction") }?;
         handle.live()?;
+        let open = handle.database_open();
         let transaction = handle.txn.take();
         handle.ended = "ended by a failed commit";
+        open?;
         if let Some(transaction) = transaction {
             transaction.commit()?;
         }
@@ -1526,4 +1535,30 @@ pub unsafe extern "C" fn artdb_batch_free(batch: *mut BatchHandle) -> c_int {
         drop(unsafe { Box::from_raw(batch) });
         Ok(ARTDB_OK)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_with_its_message() {
+        let code = guard(|| panic!("boom in the engine"));
+        assert_eq!(code, ARTDB_INTERNAL);
+        // SAFETY: artdb_errmsg returns this thread's NUL-terminated message, which stays
+        // valid until the thread's next failing call (none runs before this read).
+        let message = unsafe { CStr::from_ptr(artdb_errmsg()) };
+        let message = message.to_str().expect("UTF-8");
+        assert!(message.contains("boom in the engine"), "{message}");
+        assert!(message.contains("bug in artdb"), "{message}");
+    }
+
+    #[test]
+    fn a_failure_sets_the_message_and_a_success_keeps_it() {
+        assert_eq!(guard(|| Err(Failure::invalid("first"))), ARTDB_INVALID);
+        assert_eq!(guard(|| Ok(ARTDB_NOTFOUND)), ARTDB_NOTFOUND);
+        // SAFETY: as above.
+        let message = unsafe { CStr::from_ptr(artdb_errmsg()) };
+        assert_eq!(message.to_bytes(), b"first");
+    }
 }

@@ -10,6 +10,7 @@ use crate::error::{Failure, ARTDB_MISUSE, ARTDB_NOTFOUND, ARTDB_OK};
 use artdb::{Cursor, Db, ReadTxn, Transaction, WriteTxn};
 use std::ffi::c_int;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::ThreadId;
 
@@ -18,6 +19,8 @@ pub struct DbHandle {
     /// The database; write batches hold a second count, so `artdb_close` can refuse while
     /// one is open instead of freeing what it borrows.
     pub db: Arc<Db>,
+    /// Set by `artdb_close`; the transactions begun on the handle hold it too.
+    pub closed: Arc<AtomicBool>,
 }
 
 /// `artdb_read`: a read snapshot. Shared by any number of threads.
@@ -32,6 +35,9 @@ pub struct TxnHandle {
     pub txn: Option<Transaction>,
     /// How it ended ("committed", "aborted", "ended by a failed commit").
     pub ended: &'static str,
+    /// Its database's close flag: the engine would accept a commit after `Db::close`, which
+    /// no C caller can mean, so `artdb_txn_commit` refuses it.
+    pub db_closed: Arc<AtomicBool>,
 }
 
 impl TxnHandle {
@@ -44,6 +50,18 @@ impl TxnHandle {
                  another"
             ))
         })
+    }
+
+    /// Refuses a commit once the database handle was closed.
+    pub fn database_open(&self) -> Result<(), Failure> {
+        if self.db_closed.load(Ordering::Acquire) {
+            Err(Failure::invalid(
+                "the database of this transaction was closed (artdb_close); nothing of it was \
+                 committed: open the database again and run the transaction there",
+            ))
+        } else {
+            Ok(())
+        }
     }
 }
 

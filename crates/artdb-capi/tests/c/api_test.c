@@ -476,11 +476,25 @@ static void test_reopen(void) {
         artdb_read_end(read);
     }
 
+    /* A transaction still open at the close can no longer commit. */
+    artdb_db *db = open_db(path_of("main.artdb"), 0);
+    artdb_txn *txn = NULL;
+    OK(artdb_txn_begin(db, ARTDB_ISOLATION_SNAPSHOT, ARTDB_DURABILITY_DEFAULT, &txn));
+    OK(artdb_txn_put(txn, "users", S("after close"), S("v")));
+    OK(artdb_close(db));
+    EXPECT(ARTDB_INVALID, artdb_txn_commit(txn));
+    MESSAGE_HAS("was closed");
+    artdb_txn_free(txn);
+
     artdb_options options;
     OK(artdb_options_init(&options));
     options.read_only = 1;
-    artdb_db *db = NULL;
     OK(artdb_open(path_of("main.artdb"), &options, &db));
+    artdb_read *read = NULL;
+    artdb_val value;
+    OK(artdb_read_begin(db, &read));
+    EXPECT(ARTDB_NOTFOUND, artdb_read_get(read, "users", S("after close"), &value));
+    artdb_read_end(read);
     EXPECT(ARTDB_READONLY, put_one(db, "users", "x", "y"));
     MESSAGE_HAS("read-only");
     EXPECT(ARTDB_READONLY, artdb_table_create(db, "new"));
