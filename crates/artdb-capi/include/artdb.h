@@ -179,6 +179,9 @@ typedef struct artdb_options {
   // Open at the last checkpoint when the log is missing or damaged, losing the commits
   // only it held.
   bool open_without_log;
+  // How long an open waits for another handle to close the database before it is
+  // [`ARTDB_BUSY`], in milliseconds; 0 fails at once (default: 5000).
+  uint64_t lock_wait_ms;
 } artdb_options;
 
 // A byte string passed to or returned by artdb: `len` bytes at `data`. Returned values borrow

@@ -56,6 +56,9 @@ pub struct ArtdbOptions {
     /// Open at the last checkpoint when the log is missing or damaged, losing the commits
     /// only it held.
     pub open_without_log: bool,
+    /// How long an open waits for another handle to close the database before it is
+    /// [`ARTDB_BUSY`], in milliseconds; 0 fails at once (default: 5000).
+    pub lock_wait_ms: u64,
 }
 
 /// Figures about a database, filled by [`artdb_get_stats`].
@@ -261,6 +264,7 @@ fn options_of(options: &ArtdbOptions) -> Result<Options, Failure> {
             RecoveryMode::TolerateTornTail
         },
         open_without_log: options.open_without_log,
+        lock_wait_max: std::time::Duration::from_millis(options.lock_wait_ms),
         ..defaults
     })
 }
@@ -273,6 +277,7 @@ fn default_options() -> ArtdbOptions {
         wal_bypass_threshold_bytes: 0,
         strict_recovery: false,
         open_without_log: false,
+        lock_wait_ms: artdb::db::LOCK_WAIT_MAX_DEFAULT.as_millis() as u64,
     }
 }
 

@@ -458,7 +458,11 @@ static void test_reopen(void) {
     for (int i = 0; i < 2; i++) {
         artdb_db *db = open_db(paths[i], 0);
         artdb_db *second = NULL;
-        EXPECT(ARTDB_BUSY, artdb_open(paths[i], NULL, &second));
+        artdb_options no_wait;
+        OK(artdb_options_init(&no_wait));
+        CHECK(no_wait.lock_wait_ms == 5000);
+        no_wait.lock_wait_ms = 0;
+        EXPECT(ARTDB_BUSY, artdb_open(paths[i], &no_wait, &second));
         MESSAGE_HAS("close that one first");
         artdb_read *read = NULL;
         artdb_val value;
