@@ -1,0 +1,161 @@
+package artdb
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func openTemp(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.artdb")
+	db, err := Open(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateTable("t"); err != nil {
+		t.Fatal(err)
+	}
+	return db, path
+}
+
+func TestPutGetDeleteReopen(t *testing.T) {
+	db, path := openTemp(t)
+	err := db.Update(func(tx *Tx) error {
+		if err := tx.Put("t", []byte("alice"), []byte("1")); err != nil {
+			return err
+		}
+		if err := tx.Put("t", []byte("bob"), []byte("2")); err != nil {
+			return err
+		}
+		if err := tx.Put("t", []byte{}, []byte("empty key")); err != nil {
+			return err
+		}
+		return tx.Delete("t", []byte("bob"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *ReadTx) error {
+		for key, want := range map[string]string{"alice": "1", "": "empty key"} {
+			got, err := tx.Get("t", []byte(key))
+			if err != nil || string(got) != want {
+				return fmt.Errorf("get %q: %q, %v; want %q", key, got, err, want)
+			}
+		}
+		got, err := tx.Get("t", []byte("bob"))
+		if err != nil || got != nil {
+			return fmt.Errorf("bob after delete: %q, %v", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestErrorsCarryCodeAndMessage(t *testing.T) {
+	db, _ := openTemp(t)
+	defer db.Close()
+	err := db.CreateTable("t")
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	err = db.View(func(tx *ReadTx) error {
+		_, err := tx.Get("missing", []byte("k"))
+		return err
+	})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ErrNoTable.Code || e.Message == "" {
+		t.Fatalf("missing table: %v", err)
+	}
+	long := make([]byte, 5000)
+	err = db.Update(func(tx *Tx) error { return tx.Put("t", long, nil) })
+	if !errors.Is(err, ErrTooBig) {
+		t.Fatalf("long key: %v", err)
+	}
+}
+
+func TestScanPrefixInOrder(t *testing.T) {
+	db, _ := openTemp(t)
+	defer db.Close()
+	err := db.Update(func(tx *Tx) error {
+		for _, key := range []string{"b", "ab", "a", "abc", "ac"} {
+			if err := tx.Put("t", []byte(key), []byte("v"+key)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	err = db.View(func(tx *ReadTx) error {
+		return tx.Scan("t", []byte("ab"), func(key, value []byte) bool {
+			seen = append(seen, string(key)+"="+string(value))
+			return true
+		})
+	})
+	if err != nil || fmt.Sprint(seen) != "[ab=vab abc=vabc]" {
+		t.Fatalf("scan: %v %v", seen, err)
+	}
+}
+
+// Goroutines increment one counter: commits conflict and Update runs them again, so no
+// increment is lost.
+func TestConcurrentUpdatesRetryConflicts(t *testing.T) {
+	db, _ := openTemp(t)
+	defer db.Close()
+	const workers, increments = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < increments; i++ {
+				err := db.Update(func(tx *Tx) error {
+					value, err := tx.Get("t", []byte("counter"))
+					if err != nil {
+						return err
+					}
+					var n int
+					if value != nil {
+						fmt.Sscan(string(value), &n)
+					}
+					return tx.Put("t", []byte("counter"), []byte(fmt.Sprint(n+1)))
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	err := db.View(func(tx *ReadTx) error {
+		value, err := tx.Get("t", []byte("counter"))
+		if err != nil || string(value) != fmt.Sprint(workers*increments) {
+			return fmt.Errorf("counter %q, %v", value, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,3 @@
+module artdb.dev/artdb
+
+go 1.22
