@@ -120,6 +120,13 @@
 // An engine error this version of the C API has no code of its own for.
 #define ARTDB_ERROR 21
 
+// `artdb_close` checkpointed and closed the database, but read snapshots or transactions
+// taken from it are still alive: they keep the file open and locked until they are freed.
+#define ARTDB_SNAPSHOTS_ALIVE 22
+
+// The largest code (for tests that walk them all).
+#define ARTDB_CODE_MAX ARTDB_SNAPSHOTS_ALIVE
+
 // Durability of a transaction: the database's ([`ArtdbOptions::durability`]).
 #define ARTDB_DURABILITY_DEFAULT 0
 
@@ -271,7 +278,9 @@ int artdb_create(const char *path, const struct artdb_options *options, struct a
 // Checkpoints what changed and closes the database; the handle is freed, whatever the result,
 // except on [`ARTDB_BUSY`]: a write batch of this database is still open (commit or free it,
 // then close again). Read snapshots and cursors still open stay readable; a transaction still
-// open can be read and freed, and its commit is [`ARTDB_INVALID`]. Null is
+// open can be read and freed, and its commit is [`ARTDB_INVALID`]. While any of them is alive
+// the file stays open and locked: the close then returns [`ARTDB_SNAPSHOTS_ALIVE`] (the data
+// is checkpointed, the handle freed), and the path opens again once they are freed. Null is
 // [`ARTDB_INVALID`].
 //
 // # Safety

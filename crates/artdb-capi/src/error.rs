@@ -63,6 +63,11 @@ pub const ARTDB_CALLBACK: c_int = 19;
 pub const ARTDB_INTERNAL: c_int = 20;
 /// An engine error this version of the C API has no code of its own for.
 pub const ARTDB_ERROR: c_int = 21;
+/// `artdb_close` checkpointed and closed the database, but read snapshots or transactions
+/// taken from it are still alive: they keep the file open and locked until they are freed.
+pub const ARTDB_SNAPSHOTS_ALIVE: c_int = 22;
+/// The largest code (for tests that walk them all).
+pub const ARTDB_CODE_MAX: c_int = ARTDB_SNAPSHOTS_ALIVE;
 
 /// A failure on its way to C: the code and the message `artdb_errmsg` returns.
 #[derive(Debug)]
@@ -114,12 +119,13 @@ pub fn code_of(error: &artdb::Error) -> c_int {
         E::Unsorted { .. } | E::Duplicate { .. } => ARTDB_UNSORTED,
         E::TableNotEmpty { .. } => ARTDB_NOTEMPTY,
         E::ReadOnly => ARTDB_READONLY,
-        E::Poisoned => ARTDB_POISONED,
+        E::Poisoned { .. } => ARTDB_POISONED,
         E::Conflict { .. } => ARTDB_CONFLICT,
         E::Tree(_) => ARTDB_INTERNAL,
         E::Aborted => ARTDB_ABORTED,
         E::BatchHeldByThisThread { .. } => ARTDB_MISUSE,
         E::LogMissing { .. } => ARTDB_LOGMISSING,
+        E::SnapshotsAlive { .. } => ARTDB_SNAPSHOTS_ALIVE,
         // `artdb::Error` is non-exhaustive: a variant added later still reaches C, with its
         // message, until it gets a code of its own.
         _ => ARTDB_ERROR,
@@ -151,6 +157,7 @@ pub fn name_of(code: c_int) -> &'static [u8] {
         ARTDB_CALLBACK => b"ARTDB_CALLBACK\0",
         ARTDB_INTERNAL => b"ARTDB_INTERNAL\0",
         ARTDB_ERROR => b"ARTDB_ERROR\0",
+        ARTDB_SNAPSHOTS_ALIVE => b"ARTDB_SNAPSHOTS_ALIVE\0",
         _ => b"ARTDB_UNKNOWN_CODE\0",
     }
 }
@@ -186,7 +193,7 @@ mod tests {
 
     #[test]
     fn every_code_has_a_name() {
-        for code in ARTDB_OK..=ARTDB_ERROR {
+        for code in ARTDB_OK..=ARTDB_CODE_MAX {
             assert_ne!(name_of(code), b"ARTDB_UNKNOWN_CODE\0", "code {code}");
             assert_eq!(name_of(code).last(), Some(&0));
         }

@@ -400,7 +400,9 @@ pub unsafe extern "C" fn artdb_create(
 /// Checkpoints what changed and closes the database; the handle is freed, whatever the result,
 /// except on [`ARTDB_BUSY`]: a write batch of this database is still open (commit or free it,
 /// then close again). Read snapshots and cursors still open stay readable; a transaction still
-/// open can be read and freed, and its commit is [`ARTDB_INVALID`]. Null is
+/// open can be read and freed, and its commit is [`ARTDB_INVALID`]. While any of them is alive
+/// the file stays open and locked: the close then returns [`ARTDB_SNAPSHOTS_ALIVE`] (the data
+/// is checkpointed, the handle freed), and the path opens again once they are freed. Null is
 /// [`ARTDB_INVALID`].
 ///
 /// # Safety
