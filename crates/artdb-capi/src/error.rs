@@ -123,6 +123,7 @@ pub fn code_of(error: &artdb::Error) -> c_int {
         E::Conflict { .. } => ARTDB_CONFLICT,
         E::Tree(_) => ARTDB_INTERNAL,
         E::Aborted => ARTDB_ABORTED,
+        E::Closed => ARTDB_INVALID,
         E::BatchHeldByThisThread { .. } => ARTDB_MISUSE,
         E::LogMissing { .. } => ARTDB_LOGMISSING,
         E::SnapshotsAlive { .. } => ARTDB_SNAPSHOTS_ALIVE,

@@ -308,6 +308,9 @@ pub enum Error {
     },
     /// The transaction was aborted by `Db::force_checkpoint`; nothing of it was committed.
     Aborted,
+    /// The database was closed (`Db::close`) while this transaction or batch was alive: it
+    /// can no longer commit, and nothing of it was written.
+    Closed,
     /// `call` needs the writer, and the calling thread holds a write batch (`Db::write`): it
     /// would wait for that batch forever (the writer is not reentrant). Nothing was done.
     BatchHeldByThisThread {
@@ -492,6 +495,11 @@ impl fmt::Display for Error {
                 f,
                 "the transaction was aborted by a forced checkpoint; nothing of it was \
                  committed, retry it"
+            ),
+            Error::Closed => write!(
+                f,
+                "the database was closed while this transaction was open; nothing of it was \
+                 committed: reopen the database and run it again"
             ),
             Error::BatchHeldByThisThread { call } => write!(
                 f,

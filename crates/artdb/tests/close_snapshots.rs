@@ -77,3 +77,21 @@ fn close_returning_ok_releases_the_file_for_a_reopen_in_the_same_process() {
         .close()
         .unwrap();
 }
+
+/// A write transaction that outlives `Db::close` is refused at commit (`Error::Closed`). Found
+/// driving the engine through the C API: before, such a commit returned `Ok` and appended to
+/// the log of a database whose last superblock said the log was closed, after the checkpoint
+/// `close` had promised was the last.
+#[test]
+fn a_transaction_that_outlives_close_cannot_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("closed.artdb");
+    let db = Db::create(&path, Options::default()).unwrap();
+    db.create_table("t").unwrap();
+    let mut txn = db.begin_write(artdb::WriteOptions::default()).unwrap();
+    txn.insert("t", b"late", b"1").unwrap();
+    let _ = db.close();
+    assert!(matches!(txn.commit(), Err(Error::Closed)));
+    let db = Db::open(&path, Options::default()).unwrap();
+    assert_eq!(db.read().get("t", b"late").unwrap(), None);
+}

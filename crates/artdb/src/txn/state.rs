@@ -225,6 +225,11 @@ impl Shared {
 
     /// Refuses writes after an I/O failure of unknown outcome (store or log).
     pub(crate) fn check_writable(&self, state: &WriterState) -> Result<()> {
+        if state.closed {
+            // A transaction that outlived `Db::close`: its commit would append to a log whose
+            // database said it was closed, after the checkpoint that `close` promised last.
+            return Err(Error::Closed);
+        }
         state.store.check_writable()?;
         match self.pipeline.failure() {
             Some(cause) => Err(cause.refusal()),
