@@ -583,3 +583,29 @@ fn engine_error_names_nothing_above_it() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn the_figure_rule_catches_history_and_measurements_and_passes_limits() {
+    for stale in [
+        "// measured in session 21",
+        "/// (Issue 13, item 2)",
+        "//! callgrind: 5,160,113",
+        "// 32.3-35.3 ns without it",
+        "// about 2 us",
+        "// took 1.7ms",
+        "// 2026-11-26: slower",
+    ] {
+        assert!(stale_figure(stale).is_some(), "{stale} passed");
+    }
+    for fact in [
+        "// 256 entries, 16 bytes, at most 1 GiB",
+        "// the issue tracker; sessions of the reader",
+        "// 10 msgs, 3 nsec-free, a 4 usize word",
+    ] {
+        assert_eq!(stale_figure(fact), None, "{fact} was flagged");
+    }
+    let source = "let url = \"http://session 1\"; // issue 2\nlet c = '\"'; /* callgrind\n */ 'a';";
+    let found: Vec<usize> = comments(source).iter().map(|(line, _)| *line).collect();
+    assert_eq!(found, [1, 2, 3], "{:?}", comments(source));
+    assert!(comments(source).iter().all(|(_, c)| !c.contains("session")));
+}
