@@ -500,6 +500,8 @@ const LONG_FILES_ALLOWED: &[(&str, usize)] = &[
     ("crates/artdb/src/db/mod.rs", 1_639),
     // W3's peers and phases in one file.
     ("crates/artdb-bench/src/w3.rs", 1_055),
+    // The C API's every exported function in one FFI module (the one place its unsafe lives).
+    ("crates/artdb-capi/src/ffi.rs", 1_571),
 ];
 
 #[test]
