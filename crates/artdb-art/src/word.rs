@@ -297,7 +297,7 @@ pub(crate) fn persisted(offset: u64) -> u64 {
 }
 
 /// The word holding `value` inline. The caller checks `value.len() <= INLINE_VALUE_LEN_MAX`.
-/// Always inlined: a call cost a bulk build of dense keys about 15 instructions a key.
+/// Always inlined: as a call it cost a bulk build of dense keys instructions on every key.
 #[inline(always)]
 pub(crate) fn inline(value: &[u8]) -> u64 {
     debug_assert!(
@@ -307,9 +307,9 @@ pub(crate) fn inline(value: &[u8]) -> u64 {
     let value = &value[..value.len().min(INLINE_VALUE_LEN_MAX)];
     let tag = u64::from((TAG_INLINE | ((value.len() as u64) << INLINE_LEN_SHIFT)) as u8);
     // Assembled in a register: copying the value into a stack array and loading it back as
-    // one word stalls on store forwarding (a third of a bulk build's time went there). Four to
-    // seven bytes are two overlapping 4-byte loads (the bytes they share are the same); a byte
-    // loop cost about 40 instructions per 7-byte value (a fifth of a dense fill's walk).
+    // one word stalls on store forwarding (a large share of a bulk build's time went there). Four to
+    // seven bytes are two overlapping 4-byte loads (the bytes they share are the same); the road
+    // not taken, a byte loop, cost a noticeable share of a dense fill's walk.
     let payload = match value {
         [] => 0,
         [a] => u64::from(*a),

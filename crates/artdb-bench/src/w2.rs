@@ -1,4 +1,4 @@
-//! W2: the persisted index against DuckDB (`shared/BENCHMARKS.md`, issue 3).
+//! W2: the persisted index against DuckDB (`shared/BENCHMARKS.md`, W2).
 //!
 //! One table of N sequential 32-bit integer keys (big-endian, so byte order is numeric order),
 //! each mapping to its row id (7 bytes little-endian: row ids below 2^56, stored inline in the
@@ -141,11 +141,11 @@ struct SideBySide {
 /// value.
 ///
 /// Why side by side: on this project's VMs the same passes over the same tree run at one
-/// speed for a while and then at another (2026-11-26: the heap tree at 50M keys took ~54 ns in
-/// some runs and ~92 ns in others, for a whole run), so two trees timed seconds apart, one
+/// speed for a while and then at another (the heap tree at 50M keys has run nearly twice as
+/// slow in some runs as in others, for a whole run), so two trees timed seconds apart, one
 /// after the other, compared the machine's states as much as the trees. Why blocks, and the
 /// warm-up in each: a pass of one tree evicts the other's lines and TLB entries, and the first
-/// two or three passes after a switch are slow (50M keys: ~290, 120, 80 ns, then steady).
+/// two or three passes after a switch are slow, the first several times the steady pace.
 fn side_by_side_pass_ns(
     keys: &[u64],
     first: &impl HotGet,
@@ -208,8 +208,8 @@ impl HotGet for artdb_art::Tree {
 #[inline(always)]
 fn block_pass_ns(keys: &[u64], tree: &impl HotGet) -> Result<f64, Box<dyn std::error::Error>> {
     // One loop for the warm-up and the timed passes (the first ones are not kept): with two
-    // loops the compiler called `get` out of line, which cost the persisted side 16 -> 22 ns
-    // per lookup at 1M (session 11).
+    // loops the compiler called `get` out of line, which cost the persisted side a large share
+    // of each lookup.
     let warm_start = Instant::now();
     let mut warm = 0;
     let mut passes = Vec::with_capacity(BLOCK_PASSES);

@@ -1,5 +1,5 @@
 //! W3: bitable vs `fst`, LMDB (`heed`, append mode) and a memory-mapped sorted array, side by side
-//! in one run (see `shared/BENCHMARKS.md`, W3, and issue 4).
+//! in one run (see `shared/BENCHMARKS.md`, W3).
 //!
 //! Input: N pairs of a 24-byte key (latitude f64, longitude f64, unix-ms i64, each encoded to be
 //! order-preserving and big-endian) and an 8-byte value (the pair's index, little-endian), written
@@ -826,8 +826,8 @@ fn warm_phase(
 ///
 /// `--reps` rounds, interleaved; the medians are recorded. Order within a round, and why: this
 /// VM backs guest memory lazily, so the first write into page-cache memory that the guest had
-/// not used recently runs several times slower than a write into memory just freed (measured:
-/// 1.3 GB of 1 MiB `write` calls, 5.6 s the first time, 0.47 s right after deleting that file).
+/// not used recently runs several times slower than a write into memory just freed (a file of
+/// 1 MiB `write` calls written once fresh and once right after deleting a file its size).
 /// So every timed write reuses the memory of a file of about the same size deleted just before
 /// it: an untimed write of the input's size first (deleted), then per round the durable build
 /// (deleted), the floor (`S::FLOOR`: as many bytes as the durable build's files, deleted) and

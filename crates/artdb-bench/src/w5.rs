@@ -1,5 +1,4 @@
-//! W5: transactions (`shared/BENCHMARKS.md`, W5; issue 9, durability half; issue 10, concurrency
-//! half): artdb and its peers side by side in one run, one system at a time, each on its own
+//! W5: transactions (`shared/BENCHMARKS.md`, W5: durability and concurrency): artdb and its peers side by side in one run, one system at a time, each on its own
 //! directory under `--dir` (same file system as the fsync probe).
 //!
 //! Table: N 8-byte big-endian keys `0..N`, 8-byte values whose little-endian word is

@@ -1,5 +1,5 @@
-//! W6: embedded stores head to head in redb's published setup (`shared/BENCHMARKS.md`, W6;
-//! issue 10): keys of 24 random bytes, values of 150 random bytes, every commit durable, one
+//! W6: embedded stores head to head in redb's published setup (`shared/BENCHMARKS.md`,
+//! W6): keys of 24 random bytes, values of 150 random bytes, every commit durable, one
 //! system at a time in one run, each on its own directory under `--dir`.
 //!
 //! Pair `i` is a pure function of `i` (a splitmix64 stream), so reads regenerate the key and the

@@ -16,9 +16,9 @@
 //! before anything else touches the file, and a write error there fails the build. The writer
 //! also writes behind (`writeback`): every 8 MiB it starts the kernel's writeback of what it wrote
 //! and waits for the window before, so the disk works during the build rather than in the final
-//! fsync, and the build's dirty pages stay bounded (W3 at 130M pairs on the AMD machine, runs
-//! alternating: durable build 11.19 / 11.40 s without, 8.35 / 8.74 / 9.96 s with; a non-durable
-//! build is slower with it, 7.3-7.7 s against 6.4, hence `Options::write_behind`). Branch levels
+//! fsync, and the build's dirty pages stay bounded (W3's durable build is faster with it; a
+//! non-durable build is slower, hence `Options::write_behind`; measured in docs/benchmarks.md,
+//! W3). Branch levels
 //! are about 1/100 of the leaves for short keys, so the final copy (`copy_file_range` on Linux)
 //! is cheap.
 //!
@@ -291,7 +291,7 @@ impl BackgroundWriter {
     /// An empty buffer of `capacity` bytes to fill next: a new one while fewer than
     /// `2 + WRITER_QUEUE` exist, else a written one (waiting for it), so that the level's memory
     /// stays bounded and steady-state buffers are reused (fresh memory costs page faults and
-    /// zeroing: 18% of a build's time when every buffer was new).
+    /// zeroing: a large share of a build's time when every buffer was new).
     fn next_buffer(&mut self, capacity: usize) -> Result<Vec<u8>> {
         if self.buffers < 2 + WRITER_QUEUE {
             self.buffers += 1;

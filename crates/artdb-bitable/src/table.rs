@@ -152,11 +152,11 @@ impl Shape {
     /// page's header line), only the window's lines.
     ///
     /// The sampled search's 16 lines are not prefetched with them: where guesses hold (W3's
-    /// keys: 0.08% of leaf guesses miss) they are lines nothing reads, and at 130M pairs they
-    /// were most of a lookup's misses in flight (about 40 lines a lookup against about 10, on a
-    /// core with 16 line-fill buffers). A missed guess then costs the fallback's rounds after the
-    /// window's. Measured (session 15, `docs/bitable-format.md`): warm lookups 25-30% faster on
-    /// W3's evenly spread keys at 130M, no slower where most leaf guesses miss.
+    /// keys: almost no leaf guess misses) they are lines nothing reads, and in big tables they
+    /// were most of a lookup's misses in flight (several times the window's lines, on a core
+    /// with 16 line-fill buffers). A missed guess then costs the fallback's rounds after the
+    /// window's. Measured in `docs/bitable-format.md`: W3's warm lookups on evenly spread keys
+    /// are faster without them, and no slower where most leaf guesses miss.
     #[inline(always)]
     fn prefetch_window(&self, page: &[u8], guess: Guess, header_on_its_way: bool) {
         if !header_on_its_way {

@@ -85,7 +85,8 @@ fn is_conflict(py: Python<'_>, error: &PyErr) -> bool {
     }
 }
 
-/// Sleeps about 50us * 2^attempt, at most ~10 ms, jittered, with the GIL released.
+/// Sleeps a pause that doubles with each attempt (up to the cap below), jittered, with the GIL
+/// released.
 fn backoff(py: Python<'_>, attempt: u32) {
     let base_us = 50u64 << attempt.min(8);
     let nanos = std::time::SystemTime::now()

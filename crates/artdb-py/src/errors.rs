@@ -90,7 +90,7 @@ pub(crate) fn from_engine(py: Python<'_>, error: artdb::Error) -> PyErr {
         E::Duplicate { .. } => "DuplicateKeyError",
         E::TableNotEmpty { .. } => "TableNotEmptyError",
         E::Poisoned { .. } => "PoisonedError",
-        // A struct variant once the engine's MVCC transactions land (issue 10): match both.
+        // A struct variant once the engine's MVCC transactions land: match both.
         #[allow(clippy::unneeded_struct_pattern)]
         E::Conflict { .. } => "ConflictError",
         E::FileTooLarge { .. } => "FileTooLargeError",

@@ -37,15 +37,14 @@
 //! in one pass (`append_long_run`).
 //!
 //! Tried first (perf, W4's random pattern): one pass that kept, per id, the current block's
-//! record (start, count and both encodings accumulated) and stored it whole: it removed the
-//! mispredictions (68k in callgrind against 744k fed block by block) but took about 45
-//! instructions per id; then a pass that stored each id's offset and its block's number and end
-//! into scratch arrays (about 25 instructions and three stores per id), half of the time of
-//! `insert_many`. The mask keeps the per-id pass to compares and no stores. Tried after (issue
-//! 13, session 19): a walk a block at a time with no per-id pass, each step reading the six ids
-//! from a block's first and counting its ids by chained compares of their block numbers; it
-//! kept eleven values live, spilled, and cost about 150 instructions a block against the
-//! scan's 17 an id plus 78 a block (`docs/tidstore.md`).
+//! record (start, count and both encodings accumulated) and stored it whole: it removed most
+//! mispredictions against feeding block by block but cost many instructions per id; then a pass
+//! that stored each id's offset and its block's number and end into scratch arrays (three stores
+//! per id), half of the time of `insert_many`. The mask keeps the per-id pass to compares and
+//! no stores. Tried after: a walk a block at a time with no per-id pass, each step reading the
+//! six ids from a block's first and counting its ids by chained compares of their block
+//! numbers; it kept eleven values live, spilled, and cost more per block than the scan does
+//! (measured in `docs/tidstore.md`).
 
 use crate::bitmap;
 use crate::tree::{block_pair, BlockPair};
@@ -213,8 +212,8 @@ impl TidStore {
             // One branch, on a condition computed without branches: the block needs a bitmap
             // with more than five offsets, or with four or five of which one is above the
             // packed form's range. (Written with `||` and `&&`, the compiler branched on the
-            // wide form first, which varies from block to block: half the blocks mispredicted
-            // in callgrind's simulation.)
+            // wide form first, which varies from block to block: about half the blocks
+            // mispredicted.)
             let many = u32::from(count > EMBEDDED_OFFSETS_MAX);
             let high = u32::from(!wide) & u32::from(highest > PACKED_OFFSET_MAX);
             let value = if many | high == 0 {
@@ -428,8 +427,8 @@ const fn embedded_forms() -> [EmbeddedForm; EMBEDDED_OFFSETS_MAX + 1] {
 /// The value of a block of `count` (1 to 5) offsets, the first of them in `slots` (the slots
 /// past `count` hold anything): both embedded forms are made, and the row of
 /// [`EMBEDDED_FORMS`] for `count` keeps one of them, masked to `count`, and adds the length,
-/// so nothing branches on the count. (Computing the masks and the length per block took about
-/// 20 instructions; the table takes three loads.)
+/// so nothing branches on the count. (The road not taken, computing the masks and the length per
+/// block, cost several times the table's three loads.)
 #[inline]
 fn encode_slots(slots: &[u16; EMBEDDED_OFFSETS_MAX], count: usize) -> Encoded {
     let slot = |j: usize| u64::from(slots[j]);

@@ -311,8 +311,8 @@ pub(crate) enum Lookup {
 /// outside input (a store's values are only ever written by its encoder), and [`Value::decode`]
 /// on every write path and `verify` keep making them; a membership test answers what the bytes
 /// hold. A length no form has, a handle with a wrong marker byte or with zero words is still
-/// `Error::CorruptValue`. (W4's random lookups: about 70 of a probe's ~250 instructions were
-/// the decode and its checks.)
+/// `Error::CorruptValue`. (W4's random lookups: the decode and its checks were a large share
+/// of a probe's instructions.)
 #[inline]
 pub(crate) fn lookup(block: u32, bytes: &[u8], offset: u16) -> Result<Lookup, Error> {
     let corrupt = |kind| Error::CorruptValue { block, kind };

@@ -9,6 +9,10 @@ use std::fmt;
 /// Result alias of the engine crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Longest table name in bytes. Defined here, below every layer, because
+/// [`Error::InvalidTableName`]'s sentence states it; `db` re-exports it as the public name.
+pub const TABLE_NAME_LEN_MAX: usize = 255;
+
 /// What was wrong with bytes read from the database file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -451,7 +455,7 @@ impl fmt::Display for Error {
             Error::InvalidTableName { name } => write!(
                 f,
                 "table name {name:?} is invalid: it must be 1 to {} bytes long",
-                crate::db::TABLE_NAME_LEN_MAX
+                TABLE_NAME_LEN_MAX
             ),
             Error::Unsorted { index } => write!(
                 f,

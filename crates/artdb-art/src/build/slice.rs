@@ -19,8 +19,8 @@
 //! or `N`-byte keys with values of at most 7 bytes given as 8 bytes with the length in the last
 //! one, whose child words are made with a mask and a shift instead of a loop over the value's
 //! bytes and whose order is checked with one integer comparison per key. On W4's random pattern
-//! (343,643 4-byte keys, values of 2 to 7 bytes) the fixed form took the build from 141 to
-//! about 60 instructions per key (callgrind).
+//! (4-byte keys, values of 2 to 7 bytes) the fixed form more than halves the build's work per
+//! key (measured in docs/benchmarks.md, W4).
 //!
 //! The work is a loop over an explicit stack of open nodes (no recursion: a key's length would
 //! bound its depth). Every pair is validated (order, key and value lengths) before anything is
@@ -39,7 +39,7 @@ use crate::{pack_capacity_max, Error, INLINE_VALUE_LEN_MAX};
 
 /// Most entries of a pack this build makes: 256, the pack bound when artdb-tidstore's append
 /// path (this build's user) was measured (W4). Inserted packs may grow to `PACK_ENTRIES_MAX`
-/// (1024, issue 13's wide packs for W1's composite keys); whether tidstore's 2-byte suffixes
+/// (the wide packs made for W1's composite keys); whether tidstore's 2-byte suffixes
 /// gain from packs that large is not measured, so this build keeps its measured layout.
 const SLICE_PACK_ENTRIES_MAX: usize = 256;
 
@@ -240,7 +240,7 @@ impl<const N: usize> Input for Fixed<'_, N> {
 
     /// A Node256 (more than 48 pairs: W4's random pattern fills 243 of 256 on average) is
     /// written in place, each end word stored once under its key byte; smaller kinds go through
-    /// the entry list as in the general input. (Tried in issue 13's session 7 through the
+    /// the entry list as in the general input. (The road not taken: the
     /// generic `add` of each node kind: slower, the fill was not inlined; a Node256's fill is a
     /// store per pair.)
     fn last_level(

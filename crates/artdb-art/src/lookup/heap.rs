@@ -285,7 +285,7 @@ unsafe fn leaf_step<'a, const SPLIT_PACKS: bool>(
     if node::is_pack_image(image) {
         // A dense pack's entry is at a place the key's byte gives, with no fence to search: a
         // group gains nothing by splitting it, and the split probe's general layout work cost
-        // `get_many` on dense keys 2.6 times the instructions of `get`.
+        // `get_many` on dense keys more than twice the instructions of `get`.
         if !SPLIT_PACKS {
             return Step::Done(probe(image, key, depth));
         }
@@ -315,7 +315,7 @@ unsafe fn leaf_step<'a, const SPLIT_PACKS: bool>(
 /// (raw.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`).
 // Always inlined: out of line (the benchmark harness's caller in another crate did not inline
 // it) each lookup paid a call, six register saves and restores and its result through memory,
-// about 25 instructions beside the ~50 that a Node256 root's rejection of a key takes.
+// a large share beside what a Node256 root's rejection of a key takes.
 #[inline(always)]
 pub(crate) unsafe fn get<'a>(root: &'a [u8; 8], key: &[u8]) -> Fast<'a> {
     let mut slot = root;

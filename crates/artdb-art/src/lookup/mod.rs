@@ -259,8 +259,8 @@ impl<'a> PointReader<'a> {
 
 /// `View::get` from `root`, for callers that make the view only when the heap fast path hands
 /// the lookup on (`view` runs then): a lookup that the fast path finishes neither builds the
-/// view nor keeps its fields on the stack (callgrind: 5 fewer instructions per lookup that a
-/// Node256 root rejects). (A persisted root, a whole tree on file, is handed back by the fast
+/// view nor keeps its fields on the stack (a saving measurable on every lookup that a Node256
+/// root rejects). (A persisted root, a whole tree on file, is handed back by the fast
 /// path's first tag dispatch: no test of its own here, which every heap lookup paid for.)
 ///
 /// # Safety
@@ -306,8 +306,8 @@ impl<'a> View<'a> {
     /// `region` (the view's source's [`QuickRegion`], fetched once by a [`PointReader`]): the
     /// quick persisted path from the root, with no pass through the heap fast path first. The
     /// same answers as [`View::get`]. Inlined into `PointReader::get`'s callers (the engine's
-    /// `Table::get`): no call, register saves or result copy of its own (callgrind: 15
-    /// instructions per W2 lookup).
+    /// `Table::get`): no call, register saves or result copy of its own (a cost W2's lookups
+    /// showed when it was out of line).
     #[inline]
     pub(crate) fn get_from_persisted_root(
         &self,
@@ -695,7 +695,7 @@ pub(crate) fn prefetch_for(bits: u64, key: &[u8], depth: usize) {
 /// [`prefetch_for`] for a group walk that searches a pack's fence in one round and compares its
 /// record in the next (prefetching the record's exact lines in between): a hinted pack's record
 /// lines are left out, since 16 lookups with 6 prefetches each would queue behind the core's
-/// miss buffers (measured: `get_many` 10% slower with them). So is everything but the header
+/// miss buffers (`get_many` was measurably slower with them). So is everything but the header
 /// line of a plain leaf word with one key byte left: that is a leaf or a pack of one-byte
 /// suffixes, in a tree of dense keys a dense pack, whose value's line the next round places
 /// from the header's value width (the three lines after the header hold the key's value for

@@ -13,8 +13,7 @@
 //! persisted parent reached, and the general path continues from there (and reports what is
 //! wrong, if anything is): leaves, wide packs, pages not verified yet, prefixes longer than the
 //! header holds, keys that end at an inner node, heap words, and any image that fails a check.
-//! Dense packs (W2's leaf level) and, since issue 13's session 17, ordinary packs (a tree of
-//! random keys: `node::pack_get_checked`, with the checks `PackRef::from_image` and the
+//! Dense packs (W2's leaf level) and ordinary packs (a tree of random keys: `node::pack_get_checked`, with the checks `PackRef::from_image` and the
 //! resolver make) are answered here.
 
 use crate::lookup::GET_MANY_GROUP_LEN;
@@ -352,9 +351,8 @@ impl<'r, 'a> Descent<'r, 'a> {
                 // A single walk prefetches nothing else: its next level computes the header's
                 // and the slot's addresses from the child word at once, and the core loads both
                 // together. A prefetch (as `read::prefetch_for` does for heap nodes) only added
-                // instructions: W2's hot pass at 50M, alternated, 32.3-35.3 ns without it
-                // against 35.1-36.7 with it, cold passes no slower (docs/benchmarks.md, W2
-                // session 10).
+                // instructions: W2's hot pass was slower with it and its cold passes no faster
+                // (measured in docs/benchmarks.md, W2).
                 self.slot = child;
                 self.depth = depth + 1;
                 self.parent = offset;
@@ -485,7 +483,7 @@ pub(crate) fn get_below_root<'a>(
     };
     // No prefetch of the child: a root has at most 256 children, which every lookup shares,
     // so they are in cache whenever lookups are hot (and a prefetch does not fault a cold page
-    // in). It was 16 of a W2 lookup's 226 instructions (callgrind, `w2_hot_profile` count).
+    // in). It was a measurable share of a W2 lookup's instructions (`w2_hot_profile`).
     get(region, child, at + 1, Some(root.offset), key)
 }
 

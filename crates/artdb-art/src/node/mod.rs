@@ -34,7 +34,7 @@
 //! (lookup/persisted.rs `dense_get_hinted`); a wrong hint costs only speed. Writers of persisted
 //! images set it (persist/mod.rs, build/stream.rs); readers that predate it ignore the byte, and images
 //! without it (0) are read from their header, as before. `flags` = 0x40 (bit 7 clear) says
-//! that the children are ordinary packs (kind 6, issue 13 session 17, [`pack_children`]): the
+//! that the children are ordinary packs (kind 6, [`pack_children`]): the
 //! persisted lookup path then starts loading a child's first four lines (header and fence) as
 //! it descends, so that the fence does not wait for the header's miss; readers that predate
 //! it see bit 7 clear, no dense hint, as before. A node with both kinds of children keeps the

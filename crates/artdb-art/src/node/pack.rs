@@ -34,7 +34,7 @@
 //! checks that this fits one of its pages). The bound is what an in-place insert shifts and a
 //! copy copies, so it also bounds the writer's cost per insert.
 //!
-//! **Dense pack** (kind 7, issue 13): a full pack of one-byte suffixes (256 entries, every byte
+//! **Dense pack** (kind 7): a full pack of one-byte suffixes (256 entries, every byte
 //! once) needs no fence, since entry `b` holds suffix byte `b`. Its image is the pack header
 //! (kind 7, key_width 1, count 256, spare 0), the prefix, then 256 values of `value_width` bytes:
 //!
@@ -54,7 +54,7 @@
 //! other widths burst it), and a removal rebuilds it as an ordinary pack of 255 entries with
 //! spare slots, which becomes dense again when its 256th entry comes back.
 //!
-//! **Wide pack** (kind 8, issue 13): values of more than [`PACK_VALUE_WIDTH_MAX`] bytes (up to
+//! **Wide pack** (kind 8): values of more than [`PACK_VALUE_WIDTH_MAX`] bytes (up to
 //! [`PACK_WIDE_VALUE_WIDTH_MAX`]) are kept out of the sorted records, so that an insert shifts
 //! `key_width + 2` bytes per entry instead of the whole record (~10 KB at 150 entries of
 //! 128-byte values). Same header (kind 8), then:
@@ -91,9 +91,9 @@ pub const PACK_ENTRIES_MAX: usize = 1024;
 /// Widest key suffix kept in a pack (the header's u8 field).
 pub const PACK_KEY_WIDTH_MAX: usize = 255;
 /// Widest value kept in a pack. The header's u8 field could say 255, but packs of wide values
-/// cost inserts more than they give scans (issue 13, measured: 128-byte values in packs of up to
-/// 27 KiB made W1's seek + 100 next 1.02x `BTreeMap` instead of 0.18x, but an insert 43% more
-/// CPU time, from shifting ~10 KB per in-place insert); see docs/art.md.
+/// cost inserts more than they give scans (128-byte values in packs of up to 27 KiB brought W1's
+/// seek + 100 next level with `BTreeMap`, but each in-place insert shifted kilobytes and cost
+/// far more CPU time; measured in docs/art.md).
 pub const PACK_VALUE_WIDTH_MAX: usize = 16;
 /// Most bytes of fence and records (capacity x (1 + stride)) in one pack: bounds what an insert
 /// shifts or copies, and (with the prefix) the image, which must fit one page of the engine.
@@ -608,8 +608,7 @@ pub(crate) fn dense_get<'a>(bytes: &'a [u8], key: &[u8], depth: usize) -> Option
 /// `None` when `bytes` is not such a pack or a check fails: the general path then reads it (and
 /// reports what is wrong). It repeats [`pack_fence_checked`] followed by [`probe_records`] in
 /// one piece: written as those two calls it cost more instructions on the file's hot path
-/// (callgrind: `w2_hot_profile 1000000 DIR 4 count` 5,160,113 -> 5,200,113, `random_hot`'s
-/// `file_pass` 319,560,004 -> 320,134,162).
+/// (`w2_hot_profile`'s count and `random_hot`'s `file_pass` both grew).
 /// The same answers as the general path's `pack_get`, without its `Entry`, `PackRef` and
 /// call through the source (a tree of random keys read from its file: every lookup ends in
 /// an ordinary pack).
@@ -1042,11 +1041,11 @@ pub(crate) fn probe_hinted<'a>(
 ///
 /// A run of one record (56% of present keys' runs in packs of ~150 random keys, and most absent
 /// keys' non-empty runs) compares one record, a run of two (33%) two, a longer one all
-/// [`RUN_BRANCH_FREE_MAX`] (session 21): each record compared is about five instructions that
-/// wait for the record's line. The branch on the run's length waits only for the fence's, and
-/// a mispredicted one cost less than the compares it saves (in one process, `lookup_profile
-/// 10000000 MODE random 8`, three runs against four compares always: absent keys 6-18%
-/// faster, `get` -4% to +9%; docs/art.md, "Records compared by the run's length").
+/// [`RUN_BRANCH_FREE_MAX`]: each record compared is a few instructions that wait for the
+/// record's line. The branch on the run's length waits only for the fence's, and a mispredicted
+/// one cost less than the compares it saves (the road not taken, four compares always, was
+/// slower for absent keys and no faster for `get`: `lookup_profile ... random`, measured in
+/// docs/art.md, "Records compared by the run's length").
 #[inline(always)]
 fn run_match(records: &[u8], run: usize, stride: usize, width: usize, key: &[u8]) -> Option<usize> {
     match run {
@@ -1239,7 +1238,7 @@ pub(crate) fn probe_hinted_records<'a>(run: HintedRun<'a>, key: &[u8]) -> Option
 }
 
 /// A heap dense pack lookup: the prefix compared, then one load at `base + b * value_width`
-/// (no fence, no record compare; about 25 instructions fewer than the general probe).
+/// (no fence, no record compare: fewer instructions than the general probe).
 #[inline(always)]
 pub(crate) fn probe_dense<'a>(image: &'a [u8], key: &[u8], depth: usize) -> Option<&'a [u8]> {
     let header: &[u8; 8] = image.get(..8)?.try_into().ok()?;
@@ -2163,8 +2162,8 @@ mod tests {
         }
         // With the hint's guess and spread first bytes, the general probe takes over only at a
         // window missing an edge (mostly where the spare slots make the guessed count ~1/16
-        // off), a longer run or the last record of a pack of short records: ~8% here, 1.7% of
-        // the lookups in a tree of 1.25M random keys with ~150 per pack (callgrind).
+        // off), a longer run or the last record of a pack of short records: a small fraction
+        // here, and a smaller one of the lookups in a tree of random keys with ~150 per pack.
         assert!(
             answered > 10 * handed_on,
             "{answered} answered, {handed_on} handed on"

@@ -27,9 +27,9 @@
 //! 7-byte values, and the Node256 of inline words they burst into), [`Group::General`]
 //! everything else. A run's images are replaced as its keys arrive, and the last one, the dense
 //! pack, is a general image: once the runs are full, their chunks hold nothing and are unmapped,
-//! instead of staying 79% full with holes no later image fits (docs/art.md, "Image arena": W1's
-//! memory held after a random-order fill of 10M dense keys 9.0 -> 7.5 bytes per key; the cost
-//! is a transient peak while the runs complete, when both groups' chunks are held).
+//! instead of staying part full with holes no later image fits (W1's memory held after a
+//! random-order fill of dense keys, measured in docs/art.md, "Image arena"; the cost is a
+//! transient peak while the runs complete, when both groups' chunks are held).
 //!
 //! `ARTDB_IMAGE_ARENA=off` in the environment (read once, at the first image allocation) sends
 //! every image to the global allocator instead, e.g. for a memory checker that should see each

@@ -106,8 +106,8 @@ pub(crate) fn fence_run_padded(padded: &[u8], count: usize, first: u8) -> (usize
 /// the window does not hold both edges of the run (the caller takes the general probe). The
 /// window's place comes from the word, not the header, so its loads do not wait for the
 /// header's cache miss; lanes at or past `count` are masked off. One `pcmpeqb` per 16 lanes
-/// and a byte compare at each end of the window (session 20; before, two signed compares per
-/// 16 lanes counted the bytes below and through `first`): fewer instructions wait for the
+/// and a byte compare at each end of the window (the road not taken: two signed compares per
+/// 16 lanes counting the bytes below and through `first`): fewer instructions wait for the
 /// fence's cache miss (docs/art.md, "Where a random lookup's time goes").
 #[inline(always)]
 pub(crate) fn window_eq(

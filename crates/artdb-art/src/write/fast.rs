@@ -1,4 +1,4 @@
-//! The heap-only insert fast path used by `Writer::upsert_with` (issue 13, fillrandom).
+//! The heap-only insert fast path used by `Writer::upsert_with` (W1's fillrandom).
 //!
 //! Most inserts into a tree that lives on the heap walk inner nodes the writer already owns (or
 //! may adopt, when no snapshot is alive) and end in one of a few cheap ways: a new child word in

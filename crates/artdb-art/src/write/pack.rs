@@ -46,14 +46,14 @@ pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
 /// (the insert fast path reads them from the header).
 ///
 /// The bound is a quarter of a run (64 entries; a full pack of 64 meets it, capacities being
-/// powers of two), not half (session 8 to 11): an insert into a pack of 65 to 128 one-byte
+/// powers of two), not half: an insert into a pack of 65 to 128 one-byte
 /// suffixes shifted half of ~100 records and missed on each of their lines, where a Node256
-/// takes one store. With the prefetches of write/fast.rs, W1's dense fill (10M keys in random
-/// order, 7-byte values) went from 0.89x-1.03x congee to 1.57x-1.63x (581 -> 513 instructions
-/// per insert at 2M; docs/benchmarks.md, "W1 dense fill"); a run that stays between 65 and
-/// 128 keys holds twice the memory (2,080 bytes against a 128-slot pack's 1,040 for 7-byte
-/// values). An eighth of a run (33 to 64 keys in a Node256: four times the pack) bought only
-/// ~5% more.
+/// takes one store. With the prefetches of write/fast.rs, this took W1's dense fill (keys in
+/// random order, 7-byte values) from level with congee to well ahead of it, with fewer
+/// instructions per insert (measured in docs/benchmarks.md, "W1 dense fill"); a run that stays
+/// between 65 and 128 keys holds twice the memory (2,080 bytes against a 128-slot pack's 1,040
+/// for 7-byte values). An eighth of a run (33 to 64 keys in a Node256: four times the pack)
+/// bought little more.
 #[inline]
 pub(crate) fn full_run_bursts(key_width: usize, count: usize, value_width: usize) -> bool {
     key_width == 1 && count >= DENSE_ENTRIES / 4 && inline_sized(value_width)
@@ -208,7 +208,7 @@ impl Writer {
     /// putting an inner node above the pack: the node's prefix is their common part, its
     /// children the pack (a copy, its prefix cut after the byte where the key differs) and the
     /// key's value word; a key that ends inside the prefix goes to the node's value slot.
-    /// (Bursting the pack, as before issue 13's dense packs, turned every dense run inserted in
+    /// (Bursting the pack, the road not taken, turned every dense run inserted in
     /// ascending order into a Node256 of inline words: the next run's first key always leaves
     /// the prefix of the run before.)
     #[cold]

@@ -82,10 +82,10 @@ pub trait Structure<const K: usize, const V: usize>: Sized {
 ///
 /// Every structure's `read`, `read_batched` and `scan` is `#[inline(never)]`: each timed loop
 /// is then compiled on its own, the same in every build of this binary. Inlined into the
-/// harness's generic timing code, a loop's code depended on what else the binary held: in
-/// session 20, a change to artdb's lookup alone moved blart's `read` from a function of its own
-/// into its caller, and blart's readrandom from 3.5-5.0 to 2.7-3.0 Mops/s in the same rounds
-/// (docs/benchmarks.md, "W1 after the equality probe").
+/// harness's generic timing code, a loop's code depended on what else the binary held: a change
+/// to artdb's lookup alone once moved blart's `read` from a function of its own into its
+/// caller, and slowed blart's readrandom markedly in the same rounds (docs/benchmarks.md, "W1
+/// after the equality probe").
 pub trait Reader<const K: usize>: Sync {
     /// Looks up every key of `keys`, one at a time.
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError>;

@@ -1410,7 +1410,7 @@ impl WriterState {
     /// this process, sets the baseline of `should_compact` to the pages in use now. (Set at the
     /// start of the first checkpoint instead, a first checkpoint that wrote a big transaction or
     /// a load into a small file made the next checkpoint rewrite it all: W2's 10M-key insert
-    /// batch, then `checkpoint`, took 1.85 s for a checkpoint with nothing to write.)
+    /// batch, then `checkpoint`, spent seconds on a checkpoint with nothing to write.)
     fn note_compaction_baseline(&mut self, compacted: bool) -> Result<()> {
         if compacted || self.compact_baseline_pages.is_none() {
             self.compact_baseline_pages = Some(self.store.usage()?.used_pages());

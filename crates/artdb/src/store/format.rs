@@ -19,7 +19,7 @@ use crate::error::{CorruptionKind, Error, Result};
 /// inline values, the leaf level of dense integer keys) is 2,080 bytes, so a 4 KiB page holds
 /// only one (49% of the file would be padding); a 32 KiB page holds 15 (95% used). Cold reads do
 /// not pay for it: a page fault on a file map reads ahead 128 KiB by default anyway, and the
-/// first-use checksum of 32 KiB costs about 2 us. The road not taken: images spanning pages with
+/// first-use checksum of 32 KiB costs little beside the fault. The road not taken: images spanning pages with
 /// an out-of-band checksum table (finer reuse, but a table to keep and read).
 pub const PAGE_SIZE: u64 = 32 * 1024;
 /// Byte offset of the header (page 0).

@@ -43,7 +43,7 @@ pub struct SpaceMap {
     counts: Vec<u16>,
     /// The free pages, built from `counts` on first use (`None` until then): an open reads the
     /// space blob and checks it, but builds no set of its free pages unless something is
-    /// written (a file with 35,000 free pages took 1.7 ms to open when the set was built
+    /// written (a file with many free pages opened measurably slower when the set was built
     /// there). Every change of `counts` goes through `parts`, which builds it first, because later
     /// `FREE` entries may be pending pages, which are not free.
     free: Option<BTreeSet<u64>>,

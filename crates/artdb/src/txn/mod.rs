@@ -112,8 +112,8 @@ impl WriteOptions {
     }
 }
 
-/// Sleeps about 50us * 2^attempt (capped at ~10 ms), randomized so that transactions that
-/// conflicted once do not collide again in step.
+/// Sleeps a pause that doubles with each attempt (up to the cap below), randomized so that
+/// transactions that conflicted once do not collide again in step.
 pub(crate) fn backoff(attempt: u32) {
     let base_micros = 50u64 << attempt.min(8);
     let nanos = std::time::SystemTime::now()

@@ -15,8 +15,8 @@
 //!
 //! The rule this replaced pinned the epoch *counter*, advanced at the start of a checkpoint: a
 //! reader arriving after the advance but before the publish pinned `e + 1` while holding the
-//! version of epoch `e`, and a compaction's pages (tagged `e`) were reused under it (issue 8,
-//! item 1; `db::tests::snapshots_taken_at_every_step_of_a_compacting_checkpoint_stay_intact`).
+//! version of epoch `e`, and a compaction's pages (tagged `e`) were reused under it
+//! (`db::tests::snapshots_taken_at_every_step_of_a_compacting_checkpoint_stay_intact`).
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;

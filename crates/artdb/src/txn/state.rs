@@ -24,8 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Longest table name in bytes.
-pub const TABLE_NAME_LEN_MAX: usize = 255;
+pub use crate::error::TABLE_NAME_LEN_MAX;
 
 /// Refuses an empty or over-long table name.
 pub(crate) fn check_table_name(name: &str) -> Result<()> {

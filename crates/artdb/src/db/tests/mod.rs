@@ -127,7 +127,7 @@ fn run(take_at: &[CheckpointStep]) {
     assert!(report.is_ok(), "{:?}", report.problems);
 }
 
-// Regression (issue 8, item 1). Symptom: a snapshot taken while a checkpoint compacted read
+// Regression. Symptom: a snapshot taken while a checkpoint compacted read
 // freed pages: "bad node image: unknown node kind", a present key returning another key's value,
 // an empty key appearing; no error. Cause: the checkpoint advanced the epoch at its start and
 // published at its end; a reader arriving in between pinned the new epoch while holding the old
