@@ -7,6 +7,7 @@
 
 use crate::core::{Durability, Inner};
 use crate::errors::{self, EngineResult};
+use crate::messages;
 use crate::table::{Source, Table};
 use crate::txn::{parse_isolation, ReadSnapshot, TxnState, WriteTransaction};
 use artdb::{Db, Options};
@@ -237,7 +238,7 @@ impl Database {
                 .problems
                 .iter()
                 .take(10)
-                .map(ToString::to_string)
+                .map(|problem| messages::engine(py, problem))
                 .collect();
             let more = report.problems.len().saturating_sub(shown.len());
             let tail = if more > 0 {

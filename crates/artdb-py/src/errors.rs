@@ -3,10 +3,12 @@
 //! The exception classes are defined in Python (`python/artdb/errors.py`), because `IoError`
 //! subclasses both `artdb.Error` and `OSError` (and `NotSupportedError` also
 //! `NotImplementedError`), which a class made from Rust with one base cannot. They are looked up
-//! once per process and cached. Every message is the engine's `Display`: a sentence a user can act
-//! on. Invariant: every error crossing into Python is an `artdb.Error` subclass (or a builtin
+//! once per process and cached. The class is chosen from the error's variant, never from its
+//! text; the message is a sentence a user can act on, in Python terms (`messages.rs`).
+//! Invariant: every error crossing into Python is an `artdb.Error` subclass (or a builtin
 //! `TypeError`/`KeyError`/`ValueError` for misuse of the Python protocols), never a panic.
 
+use crate::messages;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
@@ -71,14 +73,16 @@ fn io_error(py: Python<'_>, errno: Option<i32>, message: String) -> PyErr {
 /// The Python exception for an engine error.
 pub(crate) fn from_engine(py: Python<'_>, error: artdb::Error) -> PyErr {
     use artdb::Error as E;
-    let message = error.to_string();
+    let message = messages::engine(py, &error);
     let name = match &error {
         E::Io { source, .. } => return io_error(py, source.raw_os_error(), message),
         // An open that failed (not found, a directory, permission): an OSError with its errno.
         E::Open { source, .. } => return io_error(py, source.raw_os_error(), message),
-        // A file of another kind is not damage, but to a caller it is the same refusal: the
-        // file cannot be read as a database.
-        E::Corruption { .. } | E::NotADatabase { .. } => "CorruptionError",
+        E::Corruption { .. } => "CorruptionError",
+        // Not damage: a wrong path (or an empty file), so not a `CorruptionError`, whose
+        // remedy is a backup.
+        E::NotADatabase { .. } => "NotADatabaseError",
+        E::ReadOnly => "ReadOnlyError",
         E::Locked { .. } => "LockedError",
         E::AlreadyExists { .. } => "AlreadyExistsError",
         E::KeyTooLarge { .. } => "KeyTooLargeError",
@@ -102,16 +106,17 @@ pub(crate) fn from_engine(py: Python<'_>, error: artdb::Error) -> PyErr {
 /// The Python exception for a bitable error.
 pub(crate) fn from_bitable(py: Python<'_>, error: artdb_bitable::Error) -> PyErr {
     use artdb_bitable::Error as E;
-    let message = error.to_string();
+    let message = messages::bitable(&error);
     let name = match &error {
         E::Io { source, .. } => return io_error(py, source.raw_os_error(), message),
         E::KeyOutOfOrder { .. } => "UnsortedError",
         E::DuplicateKey { .. } | E::MergeDuplicateKey { .. } => "DuplicateKeyError",
         E::KeyTooLarge { .. } => "KeyTooLargeError",
-        E::Corruption { .. }
-        | E::NotABitable
-        | E::UnsupportedVersion { .. }
-        | E::Truncated { .. } => "CorruptionError",
+        // A file of another format (a database, text): the same refusal as artdb.open's.
+        E::NotABitable => "NotADatabaseError",
+        E::Corruption { .. } | E::UnsupportedVersion { .. } | E::Truncated { .. } => {
+            "CorruptionError"
+        }
         E::InvalidOption { .. } | E::BuilderFailed | E::TooManyLevels { .. } => "Error",
     };
     new_error(py, name, message)
@@ -119,11 +124,7 @@ pub(crate) fn from_bitable(py: Python<'_>, error: artdb_bitable::Error) -> PyErr
 
 /// The Python exception for bytes that are not a packed key.
 pub(crate) fn from_key(py: Python<'_>, error: artdb_key::Error) -> PyErr {
-    new_error(
-        py,
-        "KeyDecodeError",
-        format!("not a key made by artdb.keys.pack: {error:?}"),
-    )
+    new_error(py, "KeyDecodeError", messages::key_decode(&error))
 }
 
 /// Extension: `.map_err(py_err(py))` for engine results.

@@ -10,7 +10,7 @@
 //! - `txn`: write transactions and read snapshots;
 //! - `keys`: `pack`/`unpack` over artdb-key's tuple encoding;
 //! - `bitable`: `build`/`open` of bitable files;
-//! - `buffer`, `errors`: bytes in, exceptions out.
+//! - `buffer`, `errors`, `messages`: bytes in, exceptions out (their text in Python terms).
 //!
 //! No `unsafe` here: every borrow of the engine's memory lives inside one call (iterators re-seek
 //! instead of holding a borrowed engine iterator across calls).
@@ -22,6 +22,7 @@ mod database;
 mod errors;
 mod iter;
 mod keys;
+mod messages;
 mod table;
 mod txn;
 

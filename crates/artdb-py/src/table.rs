@@ -17,6 +17,7 @@ use crate::buffer::{bytes_of, type_name};
 use crate::core::{Inner, SnapHandle};
 use crate::errors::EngineResult;
 use crate::iter::{Bounds, Mode, Origin, PairIter};
+use crate::messages;
 use crate::txn::{TxnState, Writes};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -181,11 +182,11 @@ impl Table {
         }
     }
 
-    fn read_only(&self) -> PyErr {
+    fn read_only(&self, py: Python<'_>) -> PyErr {
         PyTypeError::new_err(format!(
-            "table {:?} of a read snapshot is read-only; write in `with db.write() as tx` or \
+            "table {} of a read snapshot is read-only; write in `with db.write() as tx` or \
              through db.table(name)",
-            self.name
+            messages::name(py, &self.name)
         ))
     }
 
@@ -218,7 +219,7 @@ impl Table {
                 py.allow_threads(|| db.transact(|txn| body(&mut Writes::unwatched(txn))))
                     .py(py)
             }
-            Source::Snapshot(_) => Err(self.read_only()),
+            Source::Snapshot(_) => Err(self.read_only(py)),
             Source::Txn(state) => state.with_writes(py, &self.name, |writes| body(writes).py(py)),
         }
     }

@@ -65,7 +65,7 @@ def test_open_errors(tmp_path):
         bitable.open(tmp_path / "missing.bt")
     junk = tmp_path / "junk.bt"
     junk.write_bytes(b"\x00" * 8192)
-    with pytest.raises(artdb.CorruptionError):
+    with pytest.raises(artdb.NotADatabaseError):
         bitable.open(junk)
 
 

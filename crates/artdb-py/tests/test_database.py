@@ -45,9 +45,9 @@ def test_read_only_open_reads_beside_readers_and_refuses_writes(path):
     with artdb.open(path, read_only=True) as first, artdb.open(path, read_only=True) as second:
         assert first.table("t")[b"k"] == b"v"
         assert dict(second.table("t")) == {b"k": b"v"}
-        with pytest.raises(artdb.Error, match="read-only"):
+        with pytest.raises(artdb.ReadOnlyError, match="read_only=True"):
             first.table("t")[b"k2"] = b"v"
-        with pytest.raises(artdb.Error, match="read-only"):
+        with pytest.raises(artdb.ReadOnlyError, match="read_only=True"):
             first.create_table("u")
         with pytest.raises(artdb.LockedError):
             artdb.open(path)
@@ -62,10 +62,10 @@ def test_second_open_is_locked(db, path):
         artdb.open(path)
 
 
-def test_not_a_database_is_corruption(tmp_path):
+def test_not_a_database_is_not_a_database_error(tmp_path):
     bad = tmp_path / "bad.artdb"
     bad.write_bytes(b"this is not a database" * 1000)
-    with pytest.raises(artdb.CorruptionError):
+    with pytest.raises(artdb.NotADatabaseError):
         artdb.open(bad)
 
 

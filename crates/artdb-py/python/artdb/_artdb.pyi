@@ -25,14 +25,15 @@ def open(
     """Opens the database file at ``path`` (creating it when absent and ``create``).
 
     ``read_only=True``: a shared lock beside other read-only handles (any read-write handle
-    is excluded), writes raise ``artdb.Error`` ("opened read-only"), and the file is never
+    is excluded), writes raise ``ReadOnlyError``, and the file is never
     created or written (a database one may not write can be read).
 
     ``durability="sync"``: a commit returns once its write-ahead log record is on stable
     storage (concurrent commits share one fsync); ``"nosync"``: once the record is written (it
     survives the process being killed, not a power loss, until the next sync or checkpoint).
     Raises ``LockedError`` if another handle has it open, ``IoError`` (an ``OSError``) if it
-    is missing and not ``create``, ``CorruptionError`` if it is not an artdb file."""
+    is missing and not ``create``, ``NotADatabaseError`` if it is not an artdb database,
+    ``CorruptionError`` if it is one that is damaged."""
 
 class Database:
     """An open database; also a context manager that closes it on exit."""

@@ -12,6 +12,7 @@ __all__ = [
     "Error",
     "IoError",
     "CorruptionError",
+    "NotADatabaseError",
     "LockedError",
     "AlreadyExistsError",
     "KeyTooLargeError",
@@ -24,6 +25,7 @@ __all__ = [
     "DuplicateKeyError",
     "ConflictError",
     "PoisonedError",
+    "ReadOnlyError",
     "FileTooLargeError",
     "ClosedError",
     "TransactionClosedError",
@@ -42,6 +44,14 @@ class IoError(Error, OSError):
 
 class CorruptionError(Error):
     """A file is damaged (a checksum or an invariant failed); restore it from a backup."""
+
+
+class NotADatabaseError(Error):
+    """The file is not of the kind it was opened as: ``artdb.open`` of a file that is no artdb
+    database (text, another format, an artdb bitable, or an empty file opened with
+    ``create=False`` or ``read_only=True``), or ``artdb.bitable.open`` of a file that is no
+    bitable (an artdb database, ...). Not damage, so not a :class:`CorruptionError`: the message
+    says what the file is; check the path."""
 
 
 class LockedError(Error):
@@ -91,6 +101,11 @@ class ConflictError(Error):
 
 class PoisonedError(Error):
     """An earlier I/O error left the file in an unknown state; reopen the database."""
+
+
+class ReadOnlyError(Error):
+    """A write, a table change or a checkpoint on a database opened with ``read_only=True``;
+    open it again without ``read_only`` to write."""
 
 
 class FileTooLargeError(Error):
