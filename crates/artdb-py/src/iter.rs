@@ -387,18 +387,26 @@ impl PairIter {
                 let (start, end) = (owned(start), owned(end));
                 let reverse = self.reverse;
                 state.with_txn(py, |txn| {
-                    let iter = txn
-                        .range::<[u8], _>(frozen.table(), (as_ref(&start), as_ref(&end)))
-                        .py(py)?;
-                    let mut batch = Batch::new(wanted);
-                    let items: Box<dyn Iterator<Item = _>> = if reverse {
-                        Box::new(iter.rev().take(wanted))
-                    } else {
-                        Box::new(iter.take(wanted))
+                    let bounds = (as_ref(&start), as_ref(&end));
+                    let iter = match txn.range::<[u8], _>(frozen.table(), bounds) {
+                        Ok(iter) => Some(iter),
+                        // The table existed when the iterator was made, so this transaction
+                        // dropped it since: what the iterator has yet to show was recorded at
+                        // the drop (`Writes::drop_table`), and the current view is empty.
+                        Err(artdb::Error::TableNotFound { .. }) => None,
+                        Err(error) => return Err(error).py(py),
                     };
-                    for item in items {
-                        let (key, value) = item.py(py)?;
-                        batch.push(&key, value);
+                    let mut batch = Batch::new(wanted);
+                    if let Some(iter) = iter {
+                        let items: Box<dyn Iterator<Item = _>> = if reverse {
+                            Box::new(iter.rev().take(wanted))
+                        } else {
+                            Box::new(iter.take(wanted))
+                        };
+                        for item in items {
+                            let (key, value) = item.py(py)?;
+                            batch.push(&key, value);
+                        }
                     }
                     self.take_txn_batch(py, &batch, wanted, &frozen)
                 })?;

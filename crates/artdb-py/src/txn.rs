@@ -209,6 +209,21 @@ impl<'t> Writes<'t> {
         self.txn.remove(table, key)
     }
 
+    /// Drops `table` (see `WriteTransaction.drop_table`). Each key an iterator of it has yet to
+    /// reach is recorded first, as `clear()` records each key it removes: the iterator then
+    /// finds the table gone from the current view and shows what it recorded (`iter.rs`).
+    pub(crate) fn drop_table(&mut self, table: &str) -> artdb::Result<()> {
+        if !self.iterators.is_empty() {
+            for item in self.txn.iter(table)? {
+                let (key, value) = item?;
+                for frozen in self.iterators.iter().filter(|frozen| frozen.needs(&key)) {
+                    frozen.keep(&key, Some(value));
+                }
+            }
+        }
+        self.txn.drop_table(table)
+    }
+
     /// Records what `key` holds for each iterator that has yet to reach it.
     fn keep(&self, table: &str, key: &[u8]) -> artdb::Result<()> {
         let mut iterators = self.iterators.iter().filter(|frozen| frozen.needs(key));
@@ -246,6 +261,31 @@ impl WriteTransaction {
         self.state
             .with_txn(py, |txn| txn.len(name).map(drop).py(py))?;
         Ok(Table::new(Source::Txn(Arc::clone(&self.state)), name))
+    }
+
+    /// Creates an empty table, as the engine's `Transaction::create_table`: visible in this
+    /// transaction at once, to others when it commits (nothing if it aborts).
+    /// `TableExistsError` if this transaction sees one of that name; at commit, a transaction
+    /// that created, dropped or wrote a table of that name since this one began makes it fail
+    /// with `ConflictError` (of two concurrent creates of one name, one commits).
+    fn create_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.state.with_txn(py, |txn| txn.create_table(name).py(py))
+    }
+
+    /// Drops a table and its keys, as the engine's `Transaction::drop_table`: gone in this
+    /// transaction at once (its own writes to it discarded), for others when it commits.
+    /// `TableNotFoundError` if this transaction sees none; at commit, a transaction that wrote,
+    /// created or dropped the table since this one began makes it fail with `ConflictError`.
+    /// Iterators of the table made before the drop still show it as it was when they were made.
+    fn drop_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.state
+            .with_writes(py, name, |writes| writes.drop_table(name).py(py))
+    }
+
+    /// Names of the tables as this transaction sees them (its own creates and drops included),
+    /// in order.
+    fn table_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.state.with_txn(py, |txn| Ok(txn.table_names()))
     }
 
     /// Validates and applies the changes; raises `ConflictError` if another transaction changed

@@ -214,3 +214,72 @@ def test_durability_per_transaction(path):
         assert log["commits"] >= 2 and log["records"] >= 2 and log["last_lsn"] > 0
         with pytest.raises(ValueError):
             db.write(durability="maybe")
+
+
+def test_transaction_creates_and_drops_tables(db, table):
+    """Symptom: a table could be created or dropped only by the database (its own transaction),
+    not inside `with db.write() as tx`, though Rust's Transaction has create_table and
+    drop_table. Cause: WriteTransaction did not expose them."""
+    table[b"k"] = b"v"
+    with db.write() as tx:
+        tx.create_table("new")
+        tx.table("new")[b"a"] = b"1"
+        assert tx.table_names() == ["new", "t"]
+        assert db.table_names() == ["t"]  # not visible outside before commit
+        with pytest.raises(artdb.TableExistsError):
+            tx.create_table("t")
+        tx.drop_table("t")
+        assert tx.table_names() == ["new"]
+        with pytest.raises(artdb.TableNotFoundError):
+            tx.table("t")
+        with pytest.raises(artdb.TableNotFoundError):
+            tx.drop_table("t")
+        assert dict(table) == {b"k": b"v"}  # dropped only at commit
+    assert db.table_names() == ["new"]
+    assert dict(db.table("new")) == {b"a": b"1"}
+    with pytest.raises(RuntimeError, match="boom"):
+        with db.write() as tx:
+            tx.create_table("aborted")
+            tx.drop_table("new")
+            raise RuntimeError("boom")
+    assert db.table_names() == ["new"]
+    with db.write() as tx:  # dropped and created again in one transaction: empty
+        tx.table("new")[b"b"] = b"2"
+        tx.drop_table("new")
+        tx.create_table("new")
+        assert len(tx.table("new")) == 0
+    assert dict(db.table("new")) == {}
+    with pytest.raises(artdb.InvalidTableNameError):
+        db.write().create_table("")
+
+
+def test_concurrent_creates_of_one_table_one_commits(db):
+    """Symptom and cause as above; two transactions creating one name must not both commit."""
+    first, second = db.write(), db.write()
+    first.create_table("x")
+    second.create_table("x")
+    first.table("x")[b"from"] = b"first"
+    first.commit()
+    with pytest.raises(artdb.ConflictError):
+        second.commit()
+    assert dict(db.table("x")) == {b"from": b"first"}
+
+
+def test_iterators_survive_a_drop_in_their_transaction(db, table):
+    """Iterators of a transaction show the table as it was when they were made: a drop_table in
+    the same transaction (and a new table of that name) must not end or change them."""
+    table.update({b"%02d" % i: b"v%d" % i for i in range(40)})
+    expected = [(b"%02d" % i, b"v%d" % i) for i in range(40)]
+    with db.write() as tx:
+        t = tx.table("t")
+        forward, backward, untouched = iter(t.items()), reversed(t), t.range(b"10", b"20")
+        assert next(forward) == expected[0] and next(backward) == b"39"
+        tx.drop_table("t")
+        tx.create_table("t")
+        tx.table("t")[b"05"] = b"new"
+        tx.table("t")[b"zz"] = b"new"
+        assert [next(forward)] + list(forward) == expected[1:]
+        assert list(backward) == [k for k, _ in expected[:39]][::-1]
+        assert list(untouched) == expected[10:20]
+        assert dict(tx.table("t")) == {b"05": b"new", b"zz": b"new"}
+    assert dict(table) == {b"05": b"new", b"zz": b"new"}

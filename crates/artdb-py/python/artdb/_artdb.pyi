@@ -187,6 +187,16 @@ class WriteTransaction:
     def table(self, name: str) -> Table:
         """The table as this transaction sees it (its own writes included; each iterator shows
         it as it was when the iterator was made)."""
+    def create_table(self, name: str) -> None:
+        """Creates an empty table, visible in this transaction at once and to others when it
+        commits (``TableExistsError`` if it sees one; of two concurrent creates of one name,
+        one commits and the other raises ``ConflictError``)."""
+    def drop_table(self, name: str) -> None:
+        """Drops a table and its keys, at once in this transaction and for others when it
+        commits (``TableNotFoundError`` if it sees none). Its iterators made before still show
+        the table as it was."""
+    def table_names(self) -> list[str]:
+        """Names of the tables as this transaction sees them, in order."""
     def commit(self) -> None:
         """Validates and applies (``ConflictError``: nothing applied, run it again)."""
     def abort(self) -> None:
