@@ -7,16 +7,20 @@
 //! iterators of `iter.rs`. `close` (or the end of a `with` block) unmaps; later use raises
 //! `ClosedError`.
 
-use crate::buffer::{bytes_of, type_name};
+use crate::buffer::{bytes_of, path_of, type_name};
 use crate::errors::{self, EngineResult};
 use crate::iter::{Bounds, Mode, Origin, PairIter};
 use crate::table::range_bounds;
 use artdb_bitable::{Builder, Durability};
 use parking_lot::Mutex;
-use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::exceptions::{PyFileExistsError, PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// `errno.EEXIST` (the same on every platform Python supports).
+const EEXIST: i32 = 17;
 use std::sync::Arc;
 
 /// Pairs appended per release of the GIL.
@@ -26,13 +30,28 @@ const CHUNK_PAIRS: usize = 4096;
 /// increasing key order). `durable`: sync before the file appears under its name. Returns
 /// `{"pairs": n, "file_bytes": n}`.
 #[pyfunction(name = "build_bitable")]
-#[pyo3(signature = (path, pairs, *, durable=true))]
+#[pyo3(signature = (path, pairs, *, durable=true, overwrite=false))]
 pub fn build<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     pairs: &Bound<'py, PyAny>,
     durable: bool,
+    overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let path = path_of(path)?;
+    // Checked before the build rather than at its rename: the builder links its temporary file
+    // into place by a rename, which replaces. Another process can still make the file between
+    // the check and the rename; the check is against mistakes (as the CLI's), not a lock.
+    if !overwrite && path.exists() {
+        return Err(PyFileExistsError::new_err((
+            EEXIST,
+            format!(
+                "{} already exists; pass overwrite=True to replace it, or choose another path",
+                path.display()
+            ),
+            path.clone(),
+        )));
+    }
     let mut builder = py.allow_threads(|| Builder::create(&path)).py(py)?;
     let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK_PAIRS);
     for item in pairs.try_iter()? {
@@ -82,13 +101,44 @@ fn append_chunk(
 
 /// Opens the bitable file at `path` (read-only, memory-mapped).
 #[pyfunction(name = "open_bitable")]
-pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<BitableTable> {
+pub fn open(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<BitableTable> {
+    let path = path_of(path)?;
     let table = py
         .allow_threads(|| artdb_bitable::Table::open(&path))
-        .py(py)?;
+        .map_err(|error| open_error(py, error, &path))?;
     Ok(BitableTable {
         table: Mutex::new(Some(Arc::new(table))),
         path,
+    })
+}
+
+/// The first bytes of an artdb database file (docs/file-format.md, the header's magic).
+const DATABASE_MAGIC: &[u8; 8] = b"artdb\0db";
+
+/// The exception of a failed `open`, naming the file; a file that is no bitable says what it
+/// is instead, when it is an artdb database.
+fn open_error(py: Python<'_>, error: artdb_bitable::Error, path: &Path) -> PyErr {
+    if let artdb_bitable::Error::NotABitable = error {
+        let mut head = [0u8; 8];
+        let is_database = std::fs::File::open(path)
+            .and_then(|mut file| file.read_exact(&mut head))
+            .is_ok()
+            && &head == DATABASE_MAGIC;
+        let message = if is_database {
+            format!(
+                "{} is an artdb database, not a bitable; open it with artdb.open",
+                path.display()
+            )
+        } else {
+            format!(
+                "{} is not an artdb bitable file (it does not start as one); check the path",
+                path.display()
+            )
+        };
+        return errors::new_error(py, "NotADatabaseError", message);
+    }
+    errors::from_bitable_with(py, error, |message| {
+        format!("cannot open the bitable {}: {message}", path.display())
     })
 }
 

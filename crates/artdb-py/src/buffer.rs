@@ -10,6 +10,19 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// A file path from `str`, `bytes` or any `os.PathLike`, as Python's `open()` takes one:
+/// through `os.fsdecode`, whose surrogate escapes the conversion to `PathBuf` undoes, so a
+/// non-UTF-8 name reaches the file system byte for byte. (PyO3's own `PathBuf` conversion
+/// takes `str` and `PathLike`s of `str` only.)
+pub(crate) fn path_of(object: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let decoded = object
+        .py()
+        .import("os")?
+        .call_method1("fsdecode", (object,))?;
+    decoded.extract()
+}
 
 /// The bytes of `object` (see the module docs); `what` names the argument in errors ("key").
 pub(crate) fn bytes_of<'a>(object: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {

@@ -5,6 +5,7 @@
 //! (a commit returns once its record is written: it survives the process being killed, not a
 //! power loss). Isolation: the engine's `"snapshot"` (default) and `"serializable"`.
 
+use crate::buffer::path_of;
 use crate::core::{Durability, Inner};
 use crate::errors::{self, EngineResult};
 use crate::messages;
@@ -23,11 +24,12 @@ use std::time::Duration;
 #[pyo3(signature = (path, *, create=true, durability="sync", read_only=false))]
 pub fn open(
     py: Python<'_>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     create: bool,
     durability: &str,
     read_only: bool,
 ) -> PyResult<Database> {
+    let path = path_of(path)?;
     let durability = Durability::parse(durability)?;
     let options = Options {
         durability: durability.engine(),

@@ -105,8 +105,18 @@ pub(crate) fn from_engine(py: Python<'_>, error: artdb::Error) -> PyErr {
 
 /// The Python exception for a bitable error.
 pub(crate) fn from_bitable(py: Python<'_>, error: artdb_bitable::Error) -> PyErr {
+    from_bitable_with(py, error, |message| message)
+}
+
+/// The Python exception for a bitable error, its message passed through `frame` (which adds
+/// what the caller knows, such as the path).
+pub(crate) fn from_bitable_with(
+    py: Python<'_>,
+    error: artdb_bitable::Error,
+    frame: impl FnOnce(String) -> String,
+) -> PyErr {
     use artdb_bitable::Error as E;
-    let message = messages::bitable(&error);
+    let message = frame(messages::bitable(&error));
     let name = match &error {
         E::Io { source, .. } => return io_error(py, source.raw_os_error(), message),
         E::KeyOutOfOrder { .. } => "UnsortedError",

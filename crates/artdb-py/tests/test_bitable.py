@@ -87,3 +87,46 @@ def test_empty(tmp_path):
     bitable.build(path, [], durable=False)
     with bitable.open(path) as table:
         assert len(table) == 0 and list(table) == [] and list(reversed(table)) == []
+
+
+def test_build_refuses_an_existing_file_unless_overwrite(tmp_path):
+    """Symptom: bitable.build over an existing file (a database, another table) replaced it
+    silently, where the CLI refuses. Cause: the builder links its temporary file into place by
+    a rename, which replaces, and nothing checked first."""
+    path = tmp_path / "t.bt"
+    path.write_bytes(b"precious")
+    with pytest.raises(FileExistsError) as info:
+        bitable.build(path, [(b"k", b"v")])
+    assert info.value.filename == str(path) and "overwrite=True" in str(info.value)
+    assert path.read_bytes() == b"precious"
+    bitable.build(path, [(b"k", b"v")], overwrite=True)
+    with bitable.open(path) as table:
+        assert dict(table.items()) == {b"k": b"v"}
+
+
+def test_open_of_a_database_says_what_it_is(tmp_path):
+    """Symptom: bitable.open of an artdb database raised "the file is not a bitable (its magic
+    number is wrong)", with neither the path nor what the file is. Cause: the bitable crate's
+    message, which knows neither, was passed through as it was."""
+    path = tmp_path / "db.artdb"
+    artdb.open(path).close()
+    with pytest.raises(artdb.NotADatabaseError) as info:
+        bitable.open(path)
+    assert str(path) in str(info.value) and "artdb.open" in str(info.value)
+    with pytest.raises(artdb.IoError, match=str(tmp_path / "missing.bt")):
+        bitable.open(tmp_path / "missing.bt")
+
+
+def test_paths_may_be_bytes_or_path_like(tmp_path):
+    """Symptom: artdb.open(b"x.artdb") raised a TypeError about PyString, though Python's open()
+    takes bytes paths. Cause: PyO3's PathBuf conversion accepts str and str PathLikes only."""
+    raw = os.fsencode(tmp_path / "bytes.artdb")
+    with artdb.open(raw) as db:
+        db.table("t", create=True)[b"k"] = b"v"
+    with artdb.open(os.fsdecode(raw)) as db:
+        assert db.table("t")[b"k"] == b"v"
+    bitable.build(os.fsencode(tmp_path / "b.bt"), [(b"k", b"v")])
+    with bitable.open(os.fsencode(tmp_path / "b.bt")) as table:
+        assert table[b"k"] == b"v"
+    with pytest.raises(TypeError, match="PathLike"):
+        artdb.open(42)

@@ -8,6 +8,9 @@ from typing import Any, Callable, Generic, Iterable, Iterator as _Iterator, Lite
 Buffer = Union[bytes, bytearray, memoryview]
 """Keys and values: any bytes-like object (``str`` is refused with a ``TypeError``)."""
 
+StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+"""A file path, as ``open()`` takes one."""
+
 Durability = Literal["sync", "nosync"]
 Isolation = Literal["snapshot", "serializable"]
 _T = TypeVar("_T")
@@ -16,7 +19,7 @@ _D = TypeVar("_D")
 __version__: str
 
 def open(
-    path: Union[str, os.PathLike[str]],
+    path: StrOrBytesPath,
     *,
     create: bool = True,
     durability: Durability = "sync",
@@ -242,5 +245,7 @@ class Bitable:
     def __enter__(self) -> Bitable: ...
     def __exit__(self, *args: object) -> bool: ...
 
-def build_bitable(path: Union[str, os.PathLike[str]], pairs: Iterable[tuple[Buffer, Buffer]], *, durable: bool = True) -> dict[str, int]: ...
-def open_bitable(path: Union[str, os.PathLike[str]]) -> Bitable: ...
+def build_bitable(
+    path: StrOrBytesPath, pairs: Iterable[tuple[Buffer, Buffer]], *, durable: bool = True, overwrite: bool = False
+) -> dict[str, int]: ...
+def open_bitable(path: StrOrBytesPath) -> Bitable: ...
