@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Opens (or, with `create`, creates) the database file at `path`. `read_only`: a shared lock
+/// Opens (or, with `create`, creates) the database file at `path`; with `create`, an empty
+/// file is made a new database. `read_only`: a shared lock
 /// beside other read-only handles, writes refused, the file never created or written.
 #[pyfunction]
 #[pyo3(signature = (path, *, create=true, durability="sync", read_only=false))]
@@ -38,14 +39,13 @@ pub fn open(
     };
     let opened = py
         .allow_threads(|| {
-            if create && !read_only && !path.exists() {
-                match Db::create(&path, options.clone()) {
-                    // Created by someone else in between: open theirs.
-                    Err(artdb::Error::AlreadyExists { .. }) => {}
-                    other => return other,
-                }
+            // The engine's open-or-create also takes an empty file (as `tempfile` makes one)
+            // as a new database, as sqlite3 and lmdb do, and settles a concurrent create.
+            if create && !read_only {
+                Db::open_or_create(&path, options)
+            } else {
+                Db::open(&path, options)
             }
-            Db::open(&path, options)
         })
         .py(py)?;
     Ok(Database {

@@ -211,3 +211,19 @@ def test_commits_survive_a_process_exit_without_close(tmp_path, durability):
 def test_repr(db):
     assert "open" in repr(db)
     assert repr(db.table("t", create=True)) == '<artdb.Table "t">'
+
+
+def test_an_empty_file_opens_as_a_new_database(tmp_path):
+    """Symptom: artdb.open of an empty file (as tempfile.NamedTemporaryFile makes) raised
+    CorruptionError, where sqlite3 and lmdb set one up as a new database. Cause: open created
+    only when no file existed, and opened anything else as a database."""
+    empty = tmp_path / "empty.artdb"
+    empty.write_bytes(b"")
+    with pytest.raises(artdb.NotADatabaseError, match="empty"):
+        artdb.open(empty, read_only=True)
+    with pytest.raises(artdb.NotADatabaseError, match="empty"):
+        artdb.open(empty, create=False)
+    with artdb.open(empty) as db:
+        db.table("t", create=True)[b"k"] = b"v"
+    with artdb.open(empty, create=False) as db:
+        assert db.table("t")[b"k"] == b"v"

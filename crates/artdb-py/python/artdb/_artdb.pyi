@@ -25,7 +25,7 @@ def open(
     durability: Durability = "sync",
     read_only: bool = False,
 ) -> Database:
-    """Opens the database file at ``path`` (creating it when absent and ``create``).
+    """Opens the database file at ``path`` (creating it when absent or empty and ``create``).
 
     ``read_only=True``: a shared lock beside other read-only handles (any read-write handle
     is excluded), writes raise ``ReadOnlyError``, and the file is never
