@@ -8,9 +8,14 @@ VENV="${ARTDB_PY_VENV:-target/py-venv}"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
+# mypy pinned: a new release may reject stubs that passed, which would break CI on no change.
+MYPY_VERSION=1.15.0
 if ! "$VENV/bin/python" -c 'import maturin, pytest, hypothesis' >/dev/null 2>&1; then
   "$VENV/bin/pip" install --quiet --upgrade pip
   "$VENV/bin/pip" install --quiet maturin pytest hypothesis
+fi
+if [ "$("$VENV/bin/python" -m mypy --version 2>/dev/null | cut -d' ' -f2)" != "$MYPY_VERSION" ]; then
+  "$VENV/bin/pip" install --quiet "mypy==$MYPY_VERSION"
 fi
 rm -rf target/py-wheels
 "$VENV/bin/maturin" build --release --quiet -m crates/artdb-py/Cargo.toml -i "$VENV/bin/python" \
@@ -19,6 +24,12 @@ rm -rf target/py-wheels
 cd crates/artdb-py
 # -p no:cacheprovider: leave nothing in the source tree.
 "../../$VENV/bin/python" -m pytest -q -p no:cacheprovider tests
+# The stubs against a typed use (tests/typing/usage.py) and against the installed module
+# (stubtest: every name, argument and default the stubs give exists at run time, and the
+# reverse). The cache goes under target/, not into the source tree.
+"../../$VENV/bin/python" -m mypy --strict --cache-dir ../../target/py-mypy-cache tests/typing/usage.py
+"../../$VENV/bin/python" -m mypy.stubtest artdb --mypy-config-file stubtest.ini \
+  --allowlist stubtest-allowlist.txt
 # W7's script at a tiny scale as a smoke run (no timing asserted; the peers that need pip
 # installs are left out here: sqlite3 is in the standard library).
 "../../$VENV/bin/python" bench/w7.py --n 20000 --systems artdb,sqlite3 --gets 5000 \

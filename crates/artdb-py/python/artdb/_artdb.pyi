@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import array
 import os
-from typing import Any, Callable, Generic, Iterable, Iterator as _Iterator, Literal, Mapping, TypeVar, Union, overload
+import sys
+from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
+from typing import Any, Callable, Generic, Iterable, Iterator as _Iterator, Literal, Mapping, TypeVar, Union, final, overload
 
-Buffer = Union[bytes, bytearray, memoryview]
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer as _BufferProtocol
+else:
+    from typing_extensions import Buffer as _BufferProtocol
+
+Buffer = Union[bytes, bytearray, memoryview, "array.array[Any]", _BufferProtocol]
 """Keys and values: any bytes-like object (``str`` is refused with a ``TypeError``)."""
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -38,6 +46,7 @@ def open(
     is missing and not ``create``, ``NotADatabaseError`` if it is not an artdb database,
     ``CorruptionError`` if it is one that is damaged."""
 
+@final
 class Database:
     """An open database; also a context manager that closes it on exit."""
 
@@ -85,9 +94,10 @@ class Database:
     def close(self) -> None:
         """Checkpoints and closes (idempotent). Everything of it raises ``ClosedError`` after."""
     def __enter__(self) -> Database: ...
-    def __exit__(self, *args: object) -> bool: ...
+    def __exit__(self, _kind: object, _value: object, _traceback: object) -> bool: ...
 
-class Table:
+@final
+class Table(MutableMapping[bytes, bytes]):
     """A ``MutableMapping[bytes, bytes]`` in key order (registered as one).
 
     From ``db.table``: each statement its own transaction; from ``snap.table``: read-only,
@@ -114,26 +124,34 @@ class Table:
     def get(self, key: Buffer) -> bytes | None: ...
     @overload
     def get(self, key: Buffer, default: _D) -> bytes | _D: ...
-    def pop(self, key: Buffer, *default: Any) -> Any:
+    @overload
+    def pop(self, key: Buffer) -> bytes:
         """Removes ``key`` and returns its value (``default`` or ``KeyError`` when absent)."""
+    @overload
+    def pop(self, key: Buffer, default: bytes) -> bytes: ...
+    @overload
+    def pop(self, key: Buffer, default: _D) -> bytes | _D: ...
     def popitem(self) -> tuple[bytes, bytes]:
         """Removes and returns the first pair (``KeyError`` when empty)."""
-    def setdefault(self, key: Buffer, default: Buffer) -> Any:
-        """``t[key]`` if present, else stores and returns ``default``."""
+    def setdefault(self, key: Buffer, default: Buffer) -> bytes:
+        """``t[key]`` if present, else stores and returns ``default`` (as ``bytes``); a
+        default is required (a table holds no ``None``)."""
     def clear(self) -> None:
         """Removes every key (one transaction)."""
-    def update(self, pairs: Mapping[Buffer, Buffer] | Iterable[tuple[Buffer, Buffer]] | None = None) -> int:
+    def update(  # type: ignore[override]
+        self, pairs: Mapping[Buffer, Buffer] | Iterable[tuple[Buffer, Buffer]] | None = None
+    ) -> int:
         """Writes the pairs in one transaction (sorted in Rust with the GIL released; the last
         value of a repeated key wins); into an empty table a bulk load. Returns the count."""
     def load(self, pairs: Mapping[Buffer, Buffer] | Iterable[tuple[Buffer, Buffer]]) -> int:
         """Bulk load into an empty table (``TableNotEmptyError`` otherwise), sorted in Rust,
         written straight to the file and checkpointed, GIL released. Returns the count."""
-    def keys(self) -> TableView[bytes]:
-        """Keys in order (a view: iterable again, ``len``, ``in``)."""
-    def values(self) -> TableView[bytes]:
-        """Values in key order (a view)."""
-    def items(self) -> TableView[tuple[bytes, bytes]]:
-        """Pairs in key order (a view)."""
+    def keys(self) -> KeysView[bytes]:
+        """Keys in order (a ``TableView``: iterable again, ``len``, ``in``)."""
+    def values(self) -> ValuesView[bytes]:
+        """Values in key order (a ``TableView``)."""
+    def items(self) -> ItemsView[bytes, bytes]:
+        """Pairs in key order (a ``TableView``)."""
     def range(
         self,
         start: Buffer | None = None,
@@ -148,6 +166,7 @@ class Table:
         """Pairs whose keys start with ``prefix``, lazily, as the table was when this was called
         (writes made while it runs are not shown)."""
 
+@final
 class TableView(Generic[_T]):
     """``keys()``/``values()``/``items()`` of a table."""
     def __iter__(self) -> Iterator[_T]: ...
@@ -155,6 +174,7 @@ class TableView(Generic[_T]):
     def __len__(self) -> int: ...
     def __contains__(self, item: object) -> bool: ...
 
+@final
 class Iterator(_Iterator[_T]):
     """A lazy iterator over the table as it was when the iterator was made (later writes, the
     transaction's own included, are not shown), read in batches with the GIL released. Raises
@@ -162,6 +182,7 @@ class Iterator(_Iterator[_T]):
     def __iter__(self) -> Iterator[_T]: ...
     def __next__(self) -> _T: ...
 
+@final
 class Snapshot:
     """A read snapshot (``with db.read() as snap:``)."""
     @property
@@ -174,8 +195,9 @@ class Snapshot:
     def close(self) -> None:
         """Ends the snapshot (idempotent)."""
     def __enter__(self) -> Snapshot: ...
-    def __exit__(self, *args: object) -> bool: ...
+    def __exit__(self, _kind: object, _value: object, _traceback: object) -> bool: ...
 
+@final
 class WriteTransaction:
     """A write transaction (``with db.write() as tx:``)."""
     @property
@@ -205,7 +227,7 @@ class WriteTransaction:
     def abort(self) -> None:
         """Discards the changes (idempotent)."""
     def __enter__(self) -> WriteTransaction: ...
-    def __exit__(self, *args: object) -> bool: ...
+    def __exit__(self, kind: object, _value: object, _traceback: object) -> bool: ...
 
 def pack(*values: None | bool | int | float | str | Buffer) -> bytes:
     """Packs values into a key whose byte order is the tuples' order (see ``artdb.keys``)."""
@@ -213,6 +235,7 @@ def pack(*values: None | bool | int | float | str | Buffer) -> bytes:
 def unpack(key: Buffer) -> tuple[Any, ...]:
     """The values packed in ``key`` (``KeyDecodeError`` if it is not a packed key)."""
 
+@final
 class Bitable:
     """An open bitable: a read-only sorted mapping of bytes to bytes (see ``artdb.bitable``)."""
     @property
@@ -243,7 +266,7 @@ class Bitable:
     def close(self) -> None:
         """Unmaps the file (idempotent); later use raises ``ClosedError``."""
     def __enter__(self) -> Bitable: ...
-    def __exit__(self, *args: object) -> bool: ...
+    def __exit__(self, _kind: object, _value: object, _traceback: object) -> bool: ...
 
 def build_bitable(
     path: StrOrBytesPath, pairs: Iterable[tuple[Buffer, Buffer]], *, durable: bool = True, overwrite: bool = False

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections.abc as _abc
 import os
-from typing import Iterable, Union
+from typing import Union
 
 from ._artdb import Bitable, build_bitable, open_bitable
 
@@ -18,7 +18,7 @@ __all__ = ["build", "open", "Bitable"]
 
 def build(
     path: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
-    sorted_pairs: Iterable[tuple[Union[bytes, bytearray, memoryview], Union[bytes, bytearray, memoryview]]],
+    sorted_pairs: _abc.Iterable[tuple[Union[bytes, bytearray, memoryview], Union[bytes, bytearray, memoryview]]],
     *,
     durable: bool = True,
     overwrite: bool = False,
