@@ -104,9 +104,11 @@ pub(crate) fn engine(py: Python<'_>, error: &artdb::Error) -> String {
         E::ReadOnly => "the database was opened with read_only=True, which refuses writes, \
                         table changes and checkpoints; open it again without read_only to write"
             .to_string(),
-        E::Poisoned => "an earlier I/O error left the database file in an unknown state; writes \
-                        are refused until the database is closed and opened again"
-            .to_string(),
+        E::Poisoned { cause } => format!(
+            "an earlier failure left the database in an unknown state: {cause}; writes are \
+             refused until the database is closed and opened again (check the disk and free \
+             space first)"
+        ),
         E::Conflict { table, key, reason } => conflict(py, table, key, reason),
         E::TransactionTooLarge { bytes, max } => format!(
             "the transaction's log record would take {bytes} bytes, more than the limit of \
