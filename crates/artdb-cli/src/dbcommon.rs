@@ -119,6 +119,56 @@ pub fn check_table_name(name: &str) -> Result<(), artdb::Error> {
     Ok(())
 }
 
+/// One problem `verify` found, as a line for the user: where it is and what is wrong, without
+/// the advice an open failing on it gives (which names `verify` itself), and with the byte
+/// strings of tree invariants (the engine formats those with `Debug`, as lists of numbers) in
+/// the text form of keys.
+pub fn describe_problem(problem: &artdb::Error) -> String {
+    match problem {
+        artdb::Error::Corruption { at: 0, kind } => readable_byte_lists(&kind.to_string()),
+        artdb::Error::Corruption { at, kind } => {
+            format!("byte {at}: {}", readable_byte_lists(&kind.to_string()))
+        }
+        other => readable_byte_lists(&other.to_string()),
+    }
+}
+
+/// Rewrites each `[107, 101, 121]` (a `Vec<u8>` printed by `Debug`) as `"key"` in the text form
+/// of bytes; anything else is copied as it is.
+fn readable_byte_lists(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let bytes = after.find(']').and_then(|close| {
+            let list = &after[..close];
+            let bytes: Option<Vec<u8>> = if list.trim().is_empty() {
+                Some(Vec::new())
+            } else {
+                list.split(',')
+                    .map(|item| item.trim().parse().ok())
+                    .collect()
+            };
+            bytes.map(|bytes| (bytes, close))
+        });
+        match bytes {
+            Some((bytes, close)) => {
+                out.push('"');
+                out.push_str(&show_bytes(&bytes));
+                out.push('"');
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whether `error` is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);
@@ -161,12 +211,12 @@ pub fn parse_bytes(text: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
                     (Some(high), Some(low)) => bytes.push(high << 4 | low),
                     _ => {
                         return Err(
-                            format!("bad escape in {text:?}: \\x needs two hex digits").into()
+                            format!("bad escape in \"{text}\": \\x needs two hex digits").into(),
                         )
                     }
                 }
             }
-            _ => return Err(format!("bad escape in {text:?}: use \\\\ or \\xNN").into()),
+            _ => return Err(format!("bad escape in \"{text}\": use \\\\ or \\xNN").into()),
         }
     }
     Ok(bytes)
@@ -200,5 +250,13 @@ mod tests {
         assert_eq!(parse_bytes("a\\x00b\\\\").unwrap(), b"a\x00b\\");
         assert!(parse_bytes("\\x1").is_err());
         assert!(parse_bytes("\\n").is_err());
+    }
+
+    #[test]
+    fn byte_lists_become_text() {
+        assert_eq!(
+            readable_byte_lists("Unreadable { path: [107, 101, 121], error: x }, [], [a, 1]"),
+            "Unreadable { path: \"key\", error: x }, \"\", [a, 1]"
+        );
     }
 }

@@ -22,7 +22,7 @@ mod shell;
 mod stats;
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// `println!` that returns the write's `io::Result` instead of panicking, so a closed pipe
 /// (`artdb scan FILE | head -1`) ends the command normally (see `main`).
@@ -68,7 +68,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Build a tree of generated keys, query it, and print what it did and how long it took.
+    /// Tour the engine on a new demo file: bulk-write 3M orders, read them every way, run
+    /// concurrent transactions, kill a committing process and recover, verify, and time each
+    /// step.
     #[command(after_help = "Example: artdb demo --keys 1000000")]
     Demo(demo::Args),
     /// The demo's child process (commits until killed); not for direct use.
@@ -140,8 +142,44 @@ enum Command {
     Shell(shell::Args),
 }
 
+/// Gives each subcommand of `command`, at every level, a hidden copy of the global options
+/// `globals`: clap would otherwise copy them, shown, among each subcommand's own options, where
+/// three open-mode options crowd out what the command itself takes. A subcommand that already
+/// has an option of that id is skipped by clap's copying, so they still parse (before or after
+/// the subcommand's name) and `artdb --help` shows them once; each subcommand's help says where.
+fn hide_global_options_below(command: &mut clap::Command, globals: &[clap::Arg]) {
+    for subcommand in command.get_subcommands_mut() {
+        let mut taken = std::mem::take(subcommand);
+        for global in globals {
+            taken = taken.arg(global.clone().hide(true));
+        }
+        let note = "Global options (--salvage, --open-without-log, --strict-recovery): see \
+                    `artdb --help`.";
+        let after = match taken.get_after_help() {
+            Some(text) => format!("{text}\n\n{note}"),
+            None => note.to_string(),
+        };
+        taken = taken.after_help(after);
+        hide_global_options_below(&mut taken, globals);
+        *subcommand = taken;
+    }
+}
+
+/// Parses the command line (clap exits on a bad one, code 2, or on `--help`).
+fn parse_command_line() -> Cli {
+    let mut command = Cli::command();
+    let globals: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    hide_global_options_below(&mut command, &globals);
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if cli.open_without_log {
         dbcommon::set_open_without_log();
     }

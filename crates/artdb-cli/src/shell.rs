@@ -363,7 +363,7 @@ impl Shell {
             ("verify", []) => {
                 let report = self.db.verify()?;
                 for problem in &report.problems {
-                    outln!("problem: {problem}")?;
+                    outln!("problem: {}", crate::dbcommon::describe_problem(problem))?;
                 }
                 outln!(
                     "{} tables, {} keys, {} problems",
