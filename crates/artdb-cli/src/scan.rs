@@ -63,7 +63,7 @@ pub fn run(args: Args, count: bool) -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         if args.json {
-            pairs.push(serde_json::json!({ "key": show_bytes(&key), "value": show_bytes(value) }));
+            pairs.push(crate::dbcommon::json_pair(&key, Some(value)));
         } else {
             outln!("{}\t{}", show_bytes(&key), show_bytes(value))?;
         }
