@@ -171,6 +171,17 @@ fn readable_byte_lists(text: &str) -> String {
     out
 }
 
+/// Opens `path` for writing, creating it if it is missing: the rule of every command that
+/// writes (`put`, `load`, `restore`, `import`, `shell`, `table create`); commands that only
+/// read never create a file.
+pub fn open_or_create(path: &std::path::Path) -> Result<artdb::Db, artdb::Error> {
+    if path.exists() || path.is_symlink() {
+        artdb::Db::open(path, options_no_checkpoint_on_drop())
+    } else {
+        artdb::Db::create(path, options_no_checkpoint_on_drop())
+    }
+}
+
 /// Whether `error` is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);

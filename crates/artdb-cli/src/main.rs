@@ -20,6 +20,7 @@ mod restore;
 mod scan;
 mod shell;
 mod stats;
+mod table;
 mod verify;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -43,7 +44,10 @@ use std::process::ExitCode;
     about = "artdb: an embedded ordered key-value store on an adaptive radix tree",
     after_help = "Examples:\n  artdb put my.artdb alice 1 && artdb get my.artdb alice\n  artdb shell my.artdb\n  \
                   mdb_dump -n -a data.mdb | artdb restore my.artdb\n\nExit codes: 0 success, 1 error, \
-                  2 bad command line, 3 key not found, 4 corruption (or verify found problems)."
+                  2 bad command line, 3 key not found, 4 corruption (or verify found problems).\n\n\
+                  Files: the commands that write (put, load, restore, import, shell, table create) \
+                  create a missing database file; the others never do. A failed load, restore or \
+                  import removes the file it created."
 )]
 struct Cli {
     /// Open the checkpoint before the newest, read-only, to copy out what it holds when the
@@ -85,6 +89,12 @@ enum Command {
     /// Create an empty database file.
     #[command(after_help = "Example: artdb create my.artdb")]
     Create(create::Args),
+    /// Create, drop or list the tables of a database file.
+    #[command(
+        after_help = "Example: artdb table create my.artdb users && artdb table list my.artdb"
+    )]
+    #[command(subcommand)]
+    Table(table::Command),
     /// Tables, keys, node kinds, depth and file space of a database file.
     #[command(after_help = "Example: artdb stats my.artdb --json")]
     Stats(stats::Args),
@@ -213,6 +223,7 @@ fn main() -> ExitCode {
         Command::DemoChild(args) => demo::child(args),
         Command::Bitable(command) => bitable::run(command),
         Command::Create(args) => create::run(args),
+        Command::Table(command) => table::run(command),
         Command::Stats(args) => stats::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// Options of `artdb scan` and `artdb count`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// The table.
     #[arg(long, default_value = TABLE_DEFAULT)]

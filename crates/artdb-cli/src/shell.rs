@@ -2,7 +2,8 @@
 //! completion of commands and table names), or a script runner when standard input is not a
 //! terminal.
 //!
-//! Commands (`help` lists them with an example each): `tables`, `use TABLE`, `get KEY`,
+//! Commands (`help` lists them with an example each): `tables`, `use TABLE`, `create TABLE`,
+//! `drop TABLE`, `get KEY`,
 //! `put KEY VALUE`, `del KEY`, `scan [PREFIX] [--from K] [--to K] [--limit N]`,
 //! `count [PREFIX]`, `begin`, `commit`, `rollback`, `stats`, `verify`, `checkpoint`, `quit`.
 //! Words are separated by spaces; `"..."` or `'...'` quote a word with spaces, and keys and
@@ -66,6 +67,8 @@ pub struct Args {
 const COMMANDS: &[(&str, &str, &str)] = &[
     ("tables", "list the tables and their keys", "tables"),
     ("use", "switch to a table (put creates it)", "use orders"),
+    ("create", "create an empty table", "create orders"),
+    ("drop", "drop a table and its pairs", "drop orders"),
     ("get", "print the value of a key", "get user:1"),
     ("put", "set a key to a value", "put user:1 \"Ada Lovelace\""),
     ("del", "remove a key", "del user:1"),
@@ -113,7 +116,7 @@ impl Completer for ShellHelper {
                 .map(|(name, _, _)| (*name).to_string())
                 .chain(["exit".to_string()])
                 .collect(),
-            Some("use") => self.tables.borrow().clone(),
+            Some("use" | "drop") => self.tables.borrow().clone(),
             Some(_) => Vec::new(),
         };
         let pairs = candidates
@@ -277,6 +280,27 @@ impl Shell {
                 if !self.db.table_names().contains(table) {
                     outln!("table {table:?} does not exist yet; put creates it")?;
                 }
+            }
+            ("create", [table]) => {
+                if self.txn.is_some() {
+                    return Err("commit or rollback the transaction first".into());
+                }
+                crate::dbcommon::check_table_name(table)?;
+                if self.db.table_names().contains(table) {
+                    return Err(format!("table {table:?} already exists").into());
+                }
+                self.db.create_table(table)?;
+                self.refresh_tables();
+            }
+            ("drop", [table]) => {
+                if self.txn.is_some() {
+                    return Err("commit or rollback the transaction first".into());
+                }
+                if !self.db.table_names().contains(table) {
+                    return Err(format!("no table {table:?} (tables lists them)").into());
+                }
+                self.db.drop_table(table)?;
+                self.refresh_tables();
             }
             ("get", [key]) => {
                 let bytes = parse_bytes(key)?;

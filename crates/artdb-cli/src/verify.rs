@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Options of `artdb verify`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// Print JSON.
     #[arg(long)]
