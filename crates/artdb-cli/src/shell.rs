@@ -138,6 +138,18 @@ impl Highlighter for ShellHelper {}
 impl Validator for ShellHelper {}
 impl Helper for ShellHelper {}
 
+/// How `split_words` starts the error of a line whose quote is still open: the shell then reads
+/// the next line as the rest of the word (a newline inside it), as psql and sqlite3 do.
+const UNTERMINATED: &str = "unterminated";
+
+/// Whether `line` ends inside a quote, so the command continues on the next line.
+fn continues(line: &str) -> bool {
+    matches!(split_words(line), Err(error) if error.to_string().starts_with(UNTERMINATED))
+}
+
+/// The prompt of a continuation line.
+const PROMPT_CONTINUED: &str = "    ...> ";
+
 /// Splits a command line into words (see the module docs for quoting).
 fn split_words(line: &str) -> Result<Vec<String>, BoxError> {
     let mut words = Vec::new();
@@ -176,7 +188,7 @@ fn split_words(line: &str) -> Result<Vec<String>, BoxError> {
         }
     }
     if let Some(quote) = quote {
-        return Err(format!("unterminated {quote} quote").into());
+        return Err(format!("{UNTERMINATED} {quote} quote").into());
     }
     if in_word {
         words.push(word);
@@ -540,12 +552,32 @@ fn interactive(shell: &mut Shell) -> Result<(), BoxError> {
         shell.table
     )?;
     loop {
-        let line = match editor.readline(&shell.prompt()) {
+        let mut line = match editor.readline(&shell.prompt()) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
         };
+        // An open quote continues on the next line; Ctrl-C drops the command, Ctrl-D leaves it
+        // to split_words, which reports the open quote.
+        let mut dropped = false;
+        while continues(&line) {
+            match editor.readline(PROMPT_CONTINUED) {
+                Ok(more) => {
+                    line.push('\n');
+                    line.push_str(&more);
+                }
+                Err(ReadlineError::Interrupted) => {
+                    dropped = true;
+                    break;
+                }
+                Err(ReadlineError::Eof) => break,
+                Err(error) => return Err(error.into()),
+            }
+        }
+        if dropped {
+            continue;
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -575,9 +607,21 @@ fn interactive(shell: &mut Shell) -> Result<(), BoxError> {
 
 fn script(shell: &mut Shell) -> Result<(), BoxError> {
     let stdin = std::io::stdin().lock();
-    for (index, line) in stdin.lines().enumerate() {
+    let mut lines = stdin.lines().enumerate();
+    while let Some((index, line)) = lines.next() {
         let number = index + 1;
-        let line = line.map_err(|e| format!("line {number}: cannot read the script: {e}"))?;
+        let mut line = line.map_err(|e| format!("line {number}: cannot read the script: {e}"))?;
+        // An open quote continues on the next line (the error of an open quote at the end of
+        // the script names the line the command began on).
+        while continues(&line) {
+            let Some((index, more)) = lines.next() else {
+                break;
+            };
+            let more =
+                more.map_err(|e| format!("line {}: cannot read the script: {e}", index + 1))?;
+            line.push('\n');
+            line.push_str(&more);
+        }
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
