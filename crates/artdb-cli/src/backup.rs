@@ -257,7 +257,7 @@ fn open_live_copy(file: &Path, copy: &Path) -> Result<Db, BoxError> {
         last_problem = report
             .problems
             .first()
-            .map(ToString::to_string)
+            .map(crate::dbcommon::describe_problem)
             .unwrap_or_default();
     }
     Err(format!(
@@ -292,7 +292,7 @@ fn copy_verified(source: &Db, temp: &Path) -> Result<u64, BoxError> {
             report
                 .problems
                 .first()
-                .map(ToString::to_string)
+                .map(crate::dbcommon::describe_problem)
                 .unwrap_or_default()
         )
         .into());

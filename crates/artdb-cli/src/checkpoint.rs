@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// Options of `artdb checkpoint`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// Rewrite every table densely, so the file shrinks to about the size of its data.
     #[arg(long)]

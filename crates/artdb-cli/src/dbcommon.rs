@@ -2,8 +2,10 @@
 //! `put`, `del`, `scan`, `count`, `load`): the text form of keys and values, JSON output, exit
 //! codes.
 //!
-//! Text form of bytes: printable ASCII stands for itself, `\\` for a backslash and `\xNN` for
-//! any byte (two hex digits). Output uses the same form, so what `scan` prints `get` accepts.
+//! Text form of bytes: printable text (UTF-8) stands for itself, `\\` for a backslash and
+//! `\xNN` for any byte (two hex digits). Output uses the same form, escaping only control
+//! characters and bytes that are not UTF-8, so what `scan` prints `get` accepts. JSON output
+//! gives UTF-8 as a JSON string (`"key"`) and other bytes in hex (`"key_hex"`).
 //!
 //! Exit codes: 0 success; 1 an error (I/O, bad input, locked file); 2 bad command line (clap);
 //! 3 the key was not found (`get`, `del`); 4 the file is corrupt or `verify` found problems.
@@ -119,6 +121,67 @@ pub fn check_table_name(name: &str) -> Result<(), artdb::Error> {
     Ok(())
 }
 
+/// One problem `verify` found, as a line for the user: where it is and what is wrong, without
+/// the advice an open failing on it gives (which names `verify` itself), and with the byte
+/// strings of tree invariants (the engine formats those with `Debug`, as lists of numbers) in
+/// the text form of keys.
+pub fn describe_problem(problem: &artdb::Error) -> String {
+    match problem {
+        artdb::Error::Corruption { at: 0, kind } => readable_byte_lists(&kind.to_string()),
+        artdb::Error::Corruption { at, kind } => {
+            format!("byte {at}: {}", readable_byte_lists(&kind.to_string()))
+        }
+        other => readable_byte_lists(&other.to_string()),
+    }
+}
+
+/// Rewrites each `[107, 101, 121]` (a `Vec<u8>` printed by `Debug`) as `"key"` in the text form
+/// of bytes; anything else is copied as it is.
+fn readable_byte_lists(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let bytes = after.find(']').and_then(|close| {
+            let list = &after[..close];
+            let bytes: Option<Vec<u8>> = if list.trim().is_empty() {
+                Some(Vec::new())
+            } else {
+                list.split(',')
+                    .map(|item| item.trim().parse().ok())
+                    .collect()
+            };
+            bytes.map(|bytes| (bytes, close))
+        });
+        match bytes {
+            Some((bytes, close)) => {
+                out.push('"');
+                out.push_str(&show_bytes(&bytes));
+                out.push('"');
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Opens `path` for writing, creating it if it is missing: the rule of every command that
+/// writes (`put`, `load`, `restore`, `import`, `shell`, `table create`); commands that only
+/// read never create a file.
+pub fn open_or_create(path: &std::path::Path) -> Result<artdb::Db, artdb::Error> {
+    if path.exists() || path.is_symlink() {
+        artdb::Db::open(path, options_no_checkpoint_on_drop())
+    } else {
+        artdb::Db::create(path, options_no_checkpoint_on_drop())
+    }
+}
+
 /// Whether `error` is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);
@@ -161,12 +224,12 @@ pub fn parse_bytes(text: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
                     (Some(high), Some(low)) => bytes.push(high << 4 | low),
                     _ => {
                         return Err(
-                            format!("bad escape in {text:?}: \\x needs two hex digits").into()
+                            format!("bad escape in \"{text}\": \\x needs two hex digits").into(),
                         )
                     }
                 }
             }
-            _ => return Err(format!("bad escape in {text:?}: use \\\\ or \\xNN").into()),
+            _ => return Err(format!("bad escape in \"{text}\": use \\\\ or \\xNN").into()),
         }
     }
     Ok(bytes)
@@ -176,17 +239,56 @@ fn hex_digit(byte: u8) -> Option<u8> {
     (byte as char).to_digit(16).map(|digit| digit as u8)
 }
 
-/// The text form of bytes (see the module docs).
+/// The text form of bytes (see the module docs): valid UTF-8 as it is, except a backslash
+/// (`\\`) and characters that are not printable (control characters, which would move the
+/// cursor or split a line, as `\xNN` of each of their bytes); bytes that are not UTF-8 as
+/// `\xNN`. [`parse_bytes`] reads every output back to the same bytes.
 pub fn show_bytes(bytes: &[u8]) -> String {
     let mut text = String::with_capacity(bytes.len());
-    for &byte in bytes {
-        match byte {
-            b'\\' => text.push_str("\\\\"),
-            0x20..=0x7E => text.push(byte as char),
-            _ => text.push_str(&format!("\\x{byte:02x}")),
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => text.push_str("\\\\"),
+                c if c.is_control() => {
+                    let mut buffer = [0u8; 4];
+                    for byte in c.encode_utf8(&mut buffer).bytes() {
+                        text.push_str(&format!("\\x{byte:02x}"));
+                    }
+                }
+                c => text.push(c),
+            }
+        }
+        for byte in chunk.invalid() {
+            text.push_str(&format!("\\x{byte:02x}"));
         }
     }
     text
+}
+
+/// The JSON fields of bytes named `name`: `{name: "text"}` (a JSON string of the bytes
+/// themselves) when they are valid UTF-8, else `{name_hex: "6b..."}`; hex, as `dump` writes
+/// bytes by default.
+pub fn json_bytes(map: &mut serde_json::Map<String, serde_json::Value>, name: &str, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => map.insert(name.to_string(), text.into()),
+        Err(_) => {
+            let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+            map.insert(format!("{name}_hex"), hex.into())
+        }
+    };
+}
+
+/// A JSON object of a key and value (`json_bytes`); `value` `None` is `"value": null`.
+pub fn json_pair(key: &[u8], value: Option<&[u8]>) -> serde_json::Value {
+    let mut map = serde_json::Map::new();
+    json_bytes(&mut map, "key", key);
+    match value {
+        Some(value) => json_bytes(&mut map, "value", value),
+        None => {
+            map.insert("value".to_string(), serde_json::Value::Null);
+        }
+    }
+    serde_json::Value::Object(map)
 }
 
 #[cfg(test)]
@@ -200,5 +302,22 @@ mod tests {
         assert_eq!(parse_bytes("a\\x00b\\\\").unwrap(), b"a\x00b\\");
         assert!(parse_bytes("\\x1").is_err());
         assert!(parse_bytes("\\n").is_err());
+        let text = "gr\u{fc}\u{df}e \u{1f600}\n\u{85}";
+        assert_eq!(
+            show_bytes(text.as_bytes()),
+            "gr\u{fc}\u{df}e \u{1f600}\\x0a\\xc2\\x85"
+        );
+        assert_eq!(
+            parse_bytes(&show_bytes(text.as_bytes())).unwrap(),
+            text.as_bytes()
+        );
+    }
+
+    #[test]
+    fn byte_lists_become_text() {
+        assert_eq!(
+            readable_byte_lists("Unreadable { path: [107, 101, 121], error: x }, [], [a, 1]"),
+            "Unreadable { path: \"key\", error: x }, \"\", [a, 1]"
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Options of `artdb del`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// The key (text; `\xNN` for any byte, `\\` for a backslash).
     key: String,

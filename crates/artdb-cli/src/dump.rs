@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// Options of `artdb dump`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// Dump only this table (default: every table).
     #[arg(long)]

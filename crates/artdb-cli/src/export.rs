@@ -20,7 +20,7 @@ type BoxError = Box<dyn std::error::Error>;
 /// Options of `artdb export`.
 #[derive(clap::Args)]
 pub struct ExportArgs {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// The bitable file to write (must not exist).
     out: PathBuf,

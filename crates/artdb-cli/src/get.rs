@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Options of `artdb get`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// The key (text; `\xNN` for any byte, `\\` for a backslash).
     key: String,
@@ -27,7 +27,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let read = db.read();
     let value = read.get(&args.table, &key)?;
     if args.json {
-        let json = serde_json::json!({ "key": args.key, "value": value.map(show_bytes) });
+        let json = crate::dbcommon::json_pair(&key, value);
         outln!("{json}")?;
     } else if let Some(value) = value {
         outln!("{}", show_bytes(value))?;

@@ -1,4 +1,4 @@
-//! `artdb load FILE --table T INPUT`: loads key/value pairs from a TSV or CSV file (by its
+//! `artdb load FILE [--table T] [--header] INPUT|-`: loads key/value pairs from a TSV or CSV file (by its
 //! extension; one pair per line, fields in the text form of `dbcommon`, CSV fields may be quoted
 //! with `"` and `""` inside). Into an empty table, input sorted by key streams straight to the
 //! file (bulk load); unsorted input, or a table with keys, is loaded in one write batch. Shows a
@@ -10,7 +10,7 @@ use crate::dbcommon::{parse_bytes, show_bytes};
 use crate::outln;
 use artdb::{Db, Error};
 use indicatif::ProgressBar;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// Options of `artdb load`.
@@ -18,11 +18,19 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// The database file (created if missing).
     file: PathBuf,
-    /// The input: `.csv` or `.tsv` (anything else is read as TSV).
+    /// The input: `.csv` or `.tsv` (anything else is read as TSV); `-` for standard input
+    /// (TSV unless `--csv`; held in memory, since an unsorted input is read twice).
     input: PathBuf,
     /// The table (created if missing).
-    #[arg(long)]
+    #[arg(long, default_value = crate::dbcommon::TABLE_DEFAULT)]
     table: String,
+    /// The first line is a header (column names), not a pair: skip it. Never guessed, since a
+    /// header looks like any pair.
+    #[arg(long)]
+    header: bool,
+    /// Read the input as CSV whatever its name (for `-`).
+    #[arg(long)]
+    csv: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -85,17 +93,27 @@ fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError> {
 /// Reads the pairs of `input`, advancing `progress` by bytes read; a bad line (or a read error)
 /// is an `Err` item naming the line, after which the input ends.
 fn pairs<'a>(
-    input: &Path,
+    input: &'a Input,
     progress: &'a ProgressBar,
 ) -> Result<impl Iterator<Item = Result<Pair, BoxError>> + 'a, BoxError> {
-    let csv = input
-        .extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("csv"));
-    let mut reader = BufReader::new(
-        std::fs::File::open(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?,
-    );
+    let csv = input.csv;
+    let mut reader: Box<dyn BufRead + 'a> = match &input.stdin {
+        Some(bytes) => Box::new(bytes.as_slice()),
+        None => Box::new(BufReader::new(
+            std::fs::File::open(&input.path)
+                .map_err(|e| format!("cannot read {}: {e}", input.path.display()))?,
+        )),
+    };
     let mut number = 0u64;
     let mut line = Vec::new();
+    if input.header {
+        // Line numbers in messages still count the header, as an editor shows them.
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("line 1: cannot read the input: {e}"))?;
+        progress.inc(read as u64);
+        number = 1;
+    }
     let mut done = false;
     Ok(std::iter::from_fn(move || {
         if done {
@@ -128,10 +146,47 @@ fn pairs<'a>(
     }))
 }
 
-fn progress_bar(input: &Path) -> Result<ProgressBar, BoxError> {
-    let len = std::fs::metadata(input)
-        .map_err(|e| format!("cannot read {}: {e}", input.display()))?
-        .len();
+/// Where `load` reads its pairs.
+struct Input {
+    path: PathBuf,
+    /// Standard input, read whole (`-`).
+    stdin: Option<Vec<u8>>,
+    csv: bool,
+    header: bool,
+}
+
+impl Input {
+    fn new(args: &Args) -> Result<Input, BoxError> {
+        let stdin = if args.input.as_os_str() == "-" {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Some(bytes)
+        } else {
+            None
+        };
+        let csv = args.csv
+            || args
+                .input
+                .extension()
+                .is_some_and(|ext| ext.eq_ignore_ascii_case("csv"));
+        Ok(Input {
+            path: args.input.clone(),
+            stdin,
+            csv,
+            header: args.header,
+        })
+    }
+}
+
+fn progress_bar(input: &Input) -> Result<ProgressBar, BoxError> {
+    let len = match &input.stdin {
+        Some(bytes) => bytes.len() as u64,
+        None => std::fs::metadata(&input.path)
+            .map_err(|e| format!("cannot read {}: {e}", input.path.display()))?
+            .len(),
+    };
     Ok(crate::progress::bytes(len))
 }
 
@@ -139,6 +194,7 @@ fn progress_bar(input: &Path) -> Result<ProgressBar, BoxError> {
 /// database is left as it was: a table this command created is dropped again, a database file
 /// it created is removed, and nothing is checkpointed.
 pub fn run(args: Args) -> Result<(), BoxError> {
+    let input = Input::new(&args)?;
     let created_file = !args.file.exists();
     let options = crate::dbcommon::options_no_checkpoint_on_drop();
     let db = if created_file {
@@ -147,7 +203,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
         Db::open(&args.file, options)?
     };
     let created_table = !db.table_names().contains(&args.table);
-    let result = load(&db, &args, created_table);
+    let result = load(&db, &args, &input, created_table);
     match result {
         Ok(report) => {
             drop(db);
@@ -208,18 +264,18 @@ impl Report {
 }
 
 /// Loads into `args.table`, which `create` says is new: then the load's own commit creates it.
-fn load(db: &Db, args: &Args, create: bool) -> Result<Report, BoxError> {
+fn load(db: &Db, args: &Args, input: &Input, create: bool) -> Result<Report, BoxError> {
     let start = std::time::Instant::now();
     let empty = create || db.read().table(&args.table)?.is_empty();
     let mut method = "bulk load";
     let mut loaded = None;
     if empty {
-        let bar = progress_bar(&args.input)?;
-        let input = pairs(&args.input, &bar)?;
+        let bar = progress_bar(input)?;
+        let pairs = pairs(input, &bar)?;
         let result = if create {
-            db.bulk_load_new_table_try(&args.table, input)
+            db.bulk_load_new_table_try(&args.table, pairs)
         } else {
-            db.bulk_load_try(&args.table, input)
+            db.bulk_load_try(&args.table, pairs)
         };
         bar.finish_and_clear();
         match result {
@@ -234,13 +290,13 @@ fn load(db: &Db, args: &Args, create: bool) -> Result<Report, BoxError> {
         Some(count) => count,
         None => {
             method = "write batch";
-            let bar = progress_bar(&args.input)?;
+            let bar = progress_bar(input)?;
             let mut batch = db.write()?;
             if create {
                 batch.create_table(&args.table)?;
             }
             let mut count = 0u64;
-            for pair in pairs(&args.input, &bar)? {
+            for pair in pairs(input, &bar)? {
                 let (key, value) = pair?;
                 batch
                     .insert(&args.table, &key, &value)

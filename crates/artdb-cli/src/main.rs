@@ -20,9 +20,10 @@ mod restore;
 mod scan;
 mod shell;
 mod stats;
+mod table;
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// `println!` that returns the write's `io::Result` instead of panicking, so a closed pipe
 /// (`artdb scan FILE | head -1`) ends the command normally (see `main`).
@@ -43,7 +44,10 @@ use std::process::ExitCode;
     about = "artdb: an embedded ordered key-value store on an adaptive radix tree",
     after_help = "Examples:\n  artdb put my.artdb alice 1 && artdb get my.artdb alice\n  artdb shell my.artdb\n  \
                   mdb_dump -n -a data.mdb | artdb restore my.artdb\n\nExit codes: 0 success, 1 error, \
-                  2 bad command line, 3 key not found, 4 corruption (or verify found problems)."
+                  2 bad command line, 3 key not found, 4 corruption (or verify found problems).\n\n\
+                  Files: the commands that write (put, load, restore, import, shell, table create) \
+                  create a missing database file; the others never do. A failed load, restore or \
+                  import removes the file it created."
 )]
 struct Cli {
     /// Open the checkpoint before the newest, read-only, to copy out what it holds when the
@@ -68,7 +72,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Build a tree of generated keys, query it, and print what it did and how long it took.
+    /// Tour the engine on a new demo file: bulk-write 3M orders, read them every way, run
+    /// concurrent transactions, kill a committing process and recover, verify, and time each
+    /// step.
     #[command(after_help = "Example: artdb demo --keys 1000000")]
     Demo(demo::Args),
     /// The demo's child process (commits until killed); not for direct use.
@@ -83,6 +89,12 @@ enum Command {
     /// Create an empty database file.
     #[command(after_help = "Example: artdb create my.artdb")]
     Create(create::Args),
+    /// Create, drop or list the tables of a database file.
+    #[command(
+        after_help = "Example: artdb table create my.artdb users && artdb table list my.artdb"
+    )]
+    #[command(subcommand)]
+    Table(table::Command),
     /// Tables, keys, node kinds, depth and file space of a database file.
     #[command(after_help = "Example: artdb stats my.artdb --json")]
     Stats(stats::Args),
@@ -140,8 +152,44 @@ enum Command {
     Shell(shell::Args),
 }
 
+/// Gives each subcommand of `command`, at every level, a hidden copy of the global options
+/// `globals`: clap would otherwise copy them, shown, among each subcommand's own options, where
+/// three open-mode options crowd out what the command itself takes. A subcommand that already
+/// has an option of that id is skipped by clap's copying, so they still parse (before or after
+/// the subcommand's name) and `artdb --help` shows them once; each subcommand's help says where.
+fn hide_global_options_below(command: &mut clap::Command, globals: &[clap::Arg]) {
+    for subcommand in command.get_subcommands_mut() {
+        let mut taken = std::mem::take(subcommand);
+        for global in globals {
+            taken = taken.arg(global.clone().hide(true));
+        }
+        let note = "Global options (--salvage, --open-without-log, --strict-recovery): see \
+                    `artdb --help`.";
+        let after = match taken.get_after_help() {
+            Some(text) => format!("{text}\n\n{note}"),
+            None => note.to_string(),
+        };
+        taken = taken.after_help(after);
+        hide_global_options_below(&mut taken, globals);
+        *subcommand = taken;
+    }
+}
+
+/// Parses the command line (clap exits on a bad one, code 2, or on `--help`).
+fn parse_command_line() -> Cli {
+    let mut command = Cli::command();
+    let globals: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    hide_global_options_below(&mut command, &globals);
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if cli.open_without_log {
         dbcommon::set_open_without_log();
     }
@@ -175,6 +223,7 @@ fn main() -> ExitCode {
         Command::DemoChild(args) => demo::child(args),
         Command::Bitable(command) => bitable::run(command),
         Command::Create(args) => create::run(args),
+        Command::Table(command) => table::run(command),
         Command::Stats(args) => stats::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),

@@ -3,13 +3,12 @@
 //! record and one sync; a checkpoint runs when the log passes its threshold).
 
 use crate::dbcommon::{parse_arg, TABLE_DEFAULT};
-use artdb::Db;
 use std::path::PathBuf;
 
 /// Options of `artdb put`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (created if missing).
     file: PathBuf,
     /// The key (text; `\xNN` for any byte, `\\` for a backslash).
     key: String,
@@ -27,7 +26,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let key = parse_arg(&args.key)?;
     let value = parse_arg(&args.value)?;
-    let db = Db::open(&args.file, crate::dbcommon::options_no_checkpoint_on_drop())?;
+    let db = crate::dbcommon::open_or_create(&args.file)?;
     let mut batch = db.write()?;
     if !batch.table_names().contains(&args.table) {
         batch.create_table(&args.table)?;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// Options of `artdb scan` and `artdb count`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// The table.
     #[arg(long, default_value = TABLE_DEFAULT)]
@@ -63,7 +63,7 @@ pub fn run(args: Args, count: bool) -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         if args.json {
-            pairs.push(serde_json::json!({ "key": show_bytes(&key), "value": show_bytes(value) }));
+            pairs.push(crate::dbcommon::json_pair(&key, Some(value)));
         } else {
             outln!("{}\t{}", show_bytes(&key), show_bytes(value))?;
         }

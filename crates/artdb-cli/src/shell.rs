@@ -2,7 +2,8 @@
 //! completion of commands and table names), or a script runner when standard input is not a
 //! terminal.
 //!
-//! Commands (`help` lists them with an example each): `tables`, `use TABLE`, `get KEY`,
+//! Commands (`help` lists them with an example each): `tables`, `use TABLE`, `create TABLE`,
+//! `drop TABLE`, `get KEY`,
 //! `put KEY VALUE`, `del KEY`, `scan [PREFIX] [--from K] [--to K] [--limit N]`,
 //! `count [PREFIX]`, `begin`, `commit`, `rollback`, `stats`, `verify`, `checkpoint`, `quit`.
 //! Words are separated by spaces; `"..."` or `'...'` quote a word with spaces, and keys and
@@ -66,6 +67,8 @@ pub struct Args {
 const COMMANDS: &[(&str, &str, &str)] = &[
     ("tables", "list the tables and their keys", "tables"),
     ("use", "switch to a table (put creates it)", "use orders"),
+    ("create", "create an empty table", "create orders"),
+    ("drop", "drop a table and its pairs", "drop orders"),
     ("get", "print the value of a key", "get user:1"),
     ("put", "set a key to a value", "put user:1 \"Ada Lovelace\""),
     ("del", "remove a key", "del user:1"),
@@ -113,7 +116,7 @@ impl Completer for ShellHelper {
                 .map(|(name, _, _)| (*name).to_string())
                 .chain(["exit".to_string()])
                 .collect(),
-            Some("use") => self.tables.borrow().clone(),
+            Some("use" | "drop") => self.tables.borrow().clone(),
             Some(_) => Vec::new(),
         };
         let pairs = candidates
@@ -134,6 +137,18 @@ impl Hinter for ShellHelper {
 impl Highlighter for ShellHelper {}
 impl Validator for ShellHelper {}
 impl Helper for ShellHelper {}
+
+/// How `split_words` starts the error of a line whose quote is still open: the shell then reads
+/// the next line as the rest of the word (a newline inside it), as psql and sqlite3 do.
+const UNTERMINATED: &str = "unterminated";
+
+/// Whether `line` ends inside a quote, so the command continues on the next line.
+fn continues(line: &str) -> bool {
+    matches!(split_words(line), Err(error) if error.to_string().starts_with(UNTERMINATED))
+}
+
+/// The prompt of a continuation line.
+const PROMPT_CONTINUED: &str = "    ...> ";
 
 /// Splits a command line into words (see the module docs for quoting).
 fn split_words(line: &str) -> Result<Vec<String>, BoxError> {
@@ -173,7 +188,7 @@ fn split_words(line: &str) -> Result<Vec<String>, BoxError> {
         }
     }
     if let Some(quote) = quote {
-        return Err(format!("unterminated {quote} quote").into());
+        return Err(format!("{UNTERMINATED} {quote} quote").into());
     }
     if in_word {
         words.push(word);
@@ -278,6 +293,27 @@ impl Shell {
                     outln!("table {table:?} does not exist yet; put creates it")?;
                 }
             }
+            ("create", [table]) => {
+                if self.txn.is_some() {
+                    return Err("commit or rollback the transaction first".into());
+                }
+                crate::dbcommon::check_table_name(table)?;
+                if self.db.table_names().contains(table) {
+                    return Err(format!("table {table:?} already exists").into());
+                }
+                self.db.create_table(table)?;
+                self.refresh_tables();
+            }
+            ("drop", [table]) => {
+                if self.txn.is_some() {
+                    return Err("commit or rollback the transaction first".into());
+                }
+                if !self.db.table_names().contains(table) {
+                    return Err(format!("no table {table:?} (tables lists them)").into());
+                }
+                self.db.drop_table(table)?;
+                self.refresh_tables();
+            }
             ("get", [key]) => {
                 let bytes = parse_bytes(key)?;
                 let value = match &self.txn {
@@ -363,7 +399,7 @@ impl Shell {
             ("verify", []) => {
                 let report = self.db.verify()?;
                 for problem in &report.problems {
-                    outln!("problem: {problem}")?;
+                    outln!("problem: {}", crate::dbcommon::describe_problem(problem))?;
                 }
                 outln!(
                     "{} tables, {} keys, {} problems",
@@ -516,12 +552,32 @@ fn interactive(shell: &mut Shell) -> Result<(), BoxError> {
         shell.table
     )?;
     loop {
-        let line = match editor.readline(&shell.prompt()) {
+        let mut line = match editor.readline(&shell.prompt()) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
         };
+        // An open quote continues on the next line; Ctrl-C drops the command, Ctrl-D leaves it
+        // to split_words, which reports the open quote.
+        let mut dropped = false;
+        while continues(&line) {
+            match editor.readline(PROMPT_CONTINUED) {
+                Ok(more) => {
+                    line.push('\n');
+                    line.push_str(&more);
+                }
+                Err(ReadlineError::Interrupted) => {
+                    dropped = true;
+                    break;
+                }
+                Err(ReadlineError::Eof) => break,
+                Err(error) => return Err(error.into()),
+            }
+        }
+        if dropped {
+            continue;
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -551,9 +607,21 @@ fn interactive(shell: &mut Shell) -> Result<(), BoxError> {
 
 fn script(shell: &mut Shell) -> Result<(), BoxError> {
     let stdin = std::io::stdin().lock();
-    for (index, line) in stdin.lines().enumerate() {
+    let mut lines = stdin.lines().enumerate();
+    while let Some((index, line)) = lines.next() {
         let number = index + 1;
-        let line = line.map_err(|e| format!("line {number}: cannot read the script: {e}"))?;
+        let mut line = line.map_err(|e| format!("line {number}: cannot read the script: {e}"))?;
+        // An open quote continues on the next line (the error of an open quote at the end of
+        // the script names the line the command began on).
+        while continues(&line) {
+            let Some((index, more)) = lines.next() else {
+                break;
+            };
+            let more =
+                more.map_err(|e| format!("line {}: cannot read the script: {e}", index + 1))?;
+            line.push('\n');
+            line.push_str(&more);
+        }
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;

@@ -15,7 +15,7 @@ const PROBLEMS_SHOWN: usize = 5;
 /// Options of `artdb stats`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// Print JSON.
     #[arg(long)]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Options of `artdb verify`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file.
+    /// The database file (must exist: only put, load, restore, import, shell and table create make one).
     file: PathBuf,
     /// Print JSON.
     #[arg(long)]
@@ -24,7 +24,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let bar = crate::progress::spinner("verifying every page and tree");
     let report = db.verify()?;
     bar.finish_and_clear();
-    let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+    let problems: Vec<String> = report
+        .problems
+        .iter()
+        .map(crate::dbcommon::describe_problem)
+        .collect();
     if args.json {
         let json = serde_json::json!({
             "ok": report.is_ok(),
