@@ -132,25 +132,13 @@ impl FileStorage {
 
     /// Opens an existing file at `path` for reading and writing and locks it exclusively.
     pub fn open(path: &Path) -> Result<FileStorage> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(open_error(path, false))?;
-        FileStorage::lock(file, path, false)
+        FileStorage::open_waiting(path, Duration::ZERO)
     }
 
     /// Opens the file at `path` for reading and writing, creating it if absent, and locks it
     /// (the write-ahead log beside a database file).
     pub fn open_or_create(path: &Path) -> Result<FileStorage> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(open_error(path, false))?;
-        FileStorage::lock(file, path, false)
+        FileStorage::open_or_create_waiting(path, Duration::ZERO)
     }
 
     /// Whether a file exists at `path` (the log of a database created before it had one).
@@ -161,11 +149,7 @@ impl FileStorage {
     /// Opens an existing file at `path` for reading only, with a shared lock (see the module
     /// docs): coexists with other read-only opens, excludes a read-write one.
     pub fn open_read_only(path: &Path) -> Result<FileStorage> {
-        let file = OpenOptions::new()
-            .read(true)
-            .open(path)
-            .map_err(open_error(path, true))?;
-        FileStorage::lock(file, path, true)
+        FileStorage::open_read_only_waiting(path, Duration::ZERO)
     }
 
     /// [`FileStorage::open`], waiting up to `wait` for another handle to release the lock
