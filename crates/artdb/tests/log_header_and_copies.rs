@@ -21,7 +21,7 @@
 
 mod common;
 
-use artdb::io::{MemoryStorage, Storage};
+use artdb::io::MemoryStorage;
 use artdb::{CorruptionKind, Db, Error, Options, RecoveryMode};
 use common::{dump, Model};
 use std::sync::Arc;
@@ -55,14 +55,7 @@ struct Logged {
 
 impl Logged {
     fn new() -> Logged {
-        let file = Arc::new(MemoryStorage::new().unwrap());
-        let log = Arc::new(MemoryStorage::new().unwrap());
-        let db = Db::create_in_with_log(
-            file.clone() as Arc<dyn Storage>,
-            log.clone() as Arc<dyn Storage>,
-            options(),
-        )
-        .unwrap();
+        let (file, log, db) = common::memory_db_with_log(options());
         db.create_table("t").unwrap();
         let mut model = Model::new();
         model.insert("t".into(), Default::default());
@@ -97,11 +90,7 @@ impl Logged {
 }
 
 fn open(file: &[u8], log: &[u8], options: Options) -> artdb::Result<Db> {
-    Db::open_in_with_log(
-        Arc::new(MemoryStorage::from_image(file).unwrap()),
-        Arc::new(MemoryStorage::from_image(log).unwrap()),
-        options,
-    )
+    common::open_images_with_log(file, log, options)
 }
 
 fn is_log_corruption(result: &artdb::Result<Db>) -> bool {

@@ -238,14 +238,7 @@ fn force_checkpoint_aborts_begin_write_transactions() {
 /// puts and removes); returns the two images, the model after each commit, and the offset of
 /// each record in the log.
 fn logged_database(commits: usize) -> (Vec<u8>, Vec<u8>, Vec<Model>, Vec<u64>) {
-    let file = Arc::new(MemoryStorage::new().unwrap());
-    let log = Arc::new(MemoryStorage::new().unwrap());
-    let db = Db::create_in_with_log(
-        file.clone() as Arc<dyn Storage>,
-        log.clone() as Arc<dyn Storage>,
-        options(),
-    )
-    .unwrap();
+    let (file, log, db) = common::memory_db_with_log(options());
     let mut models = vec![Model::new()];
     let mut offsets = Vec::new();
     for i in 0..commits {
@@ -277,11 +270,7 @@ fn logged_database(commits: usize) -> (Vec<u8>, Vec<u8>, Vec<Model>, Vec<u64>) {
 }
 
 fn open_images(file: &[u8], log: &[u8]) -> artdb::Result<Db> {
-    Db::open_in_with_log(
-        Arc::new(MemoryStorage::from_image(file).unwrap()),
-        Arc::new(MemoryStorage::from_image(log).unwrap()),
-        options(),
-    )
+    common::open_images_with_log(file, log, options())
 }
 
 #[test]

@@ -28,6 +28,28 @@ pub fn memory_db() -> (Arc<MemoryStorage>, Db) {
     (storage, db)
 }
 
+/// A fresh in-memory database with its log in a storage of its own; returns both storages.
+pub fn memory_db_with_log(options: Options) -> (Arc<MemoryStorage>, Arc<MemoryStorage>, Db) {
+    let file = Arc::new(MemoryStorage::new().expect("reserve memory"));
+    let log = Arc::new(MemoryStorage::new().expect("reserve memory"));
+    let db = Db::create_in_with_log(
+        file.clone() as Arc<dyn Storage>,
+        log.clone() as Arc<dyn Storage>,
+        options,
+    )
+    .expect("create");
+    (file, log, db)
+}
+
+/// Opens a database from an image of its file and one of its log.
+pub fn open_images_with_log(file: &[u8], log: &[u8], options: Options) -> artdb::Result<Db> {
+    Db::open_in_with_log(
+        Arc::new(MemoryStorage::from_image(file).expect("reserve memory")),
+        Arc::new(MemoryStorage::from_image(log).expect("reserve memory")),
+        options,
+    )
+}
+
 /// Opens a database from a file image; returns its new storage too.
 pub fn open_image(image: &[u8]) -> artdb::Result<(Arc<MemoryStorage>, Db)> {
     let storage = Arc::new(MemoryStorage::from_image(image).expect("reserve memory"));
