@@ -73,8 +73,8 @@ pub(crate) fn temp_path(dest: &Path, kind: &str) -> Result<PathBuf, BoxError> {
 }
 
 /// Removes the temporary files that killed commands building the same destination left
-/// (`.DEST.KIND-PID`, its log and the engine's `.creating` file, of a process that is gone; told
-/// by `/proc`, so nothing is removed where `/proc` is not mounted).
+/// (`.DEST.KIND-PID`, its log, readers file and the engine's `.creating` file, of a process that
+/// is gone; told by `/proc`, so nothing is removed where `/proc` is not mounted).
 pub(crate) fn remove_stale_temps(temp: &Path) {
     let (Some(directory), Some(name)) = (temp.parent(), temp.file_name()) else {
         return;
@@ -107,7 +107,8 @@ pub(crate) fn remove_stale_temps(temp: &Path) {
         };
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (pid, tail) = rest.split_at(digits);
-        let ours = tail.is_empty() || tail == ".wal" || tail.ends_with(".creating");
+        let ours =
+            tail.is_empty() || tail == ".wal" || tail == ".readers" || tail.ends_with(".creating");
         if pid.is_empty() || !ours {
             continue;
         }
@@ -216,6 +217,7 @@ pub fn backup(args: BackupArgs) -> Result<(), BoxError> {
 pub(crate) fn remove_temp(temp: &Path) {
     let _ = std::fs::remove_file(temp);
     let _ = std::fs::remove_file(artdb::db::log_path(temp));
+    let _ = std::fs::remove_file(artdb::io::readers_path(temp));
 }
 
 /// Copies the database `file` (locked by a writer in another process) and its log to `copy`

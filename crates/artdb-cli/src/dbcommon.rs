@@ -91,9 +91,9 @@ pub fn set_open_without_log() {
 }
 
 /// Options of the commands that only read (`get`, `scan`, `count`, `stats`, `verify`, `dump`,
-/// `export`, `backup`'s source): a read-only open with a shared lock, so several of them run at
-/// once and a read-only file can be read. A read-write open elsewhere excludes them (and they
-/// exclude it) with a clear "locked" error: see docs/recovery.md#locking.
+/// `export`, `backup`'s source): a read-only open, so several of them run at once, beside a
+/// writer in another process too (they read its durable commits), and a read-only file can be
+/// read: see docs/recovery.md, "Readers in other processes".
 pub fn options_read_only() -> artdb::Options {
     artdb::Options {
         read_only: true,

@@ -226,7 +226,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
 /// have made, named after it).
 fn remove_created(file: &Path) {
     let _ = std::fs::remove_file(file);
-    for suffix in ["-wal", ".wal", "-log", ".log"] {
+    for suffix in ["-wal", ".wal", "-log", ".log", ".readers"] {
         let mut name = file.as_os_str().to_owned();
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));

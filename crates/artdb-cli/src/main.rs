@@ -16,6 +16,7 @@ mod load;
 mod numbers;
 mod progress;
 mod put;
+mod readers;
 mod restore;
 mod scan;
 mod shell;
@@ -145,6 +146,9 @@ enum Command {
     /// Rewrite every table densely and report the file size before and after.
     #[command(after_help = "Example: artdb compact my.artdb")]
     Compact(backup::CompactArgs),
+    /// List the readers of a database in other processes (and clear dead ones).
+    #[command(after_help = "Example: artdb readers my.artdb --clear")]
+    Readers(readers::Args),
     /// An interactive prompt (or a script runner, when stdin is not a terminal).
     #[command(
         after_help = "Example: artdb shell my.artdb   (or: artdb shell my.artdb < script.txt)"
@@ -240,6 +244,7 @@ fn main() -> ExitCode {
         Command::Backup(args) => backup::backup(args),
         Command::Compact(args) => backup::compact(args),
         Command::Shell(args) => shell::run(args),
+        Command::Readers(args) => readers::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -57,8 +57,8 @@ pub struct Args {
         value_parser = crate::numbers::shell_page
     )]
     page: usize,
-    /// Open read-only (a shared lock; writes are refused): to look into a file you may not
-    /// write, or beside other readers.
+    /// Open read-only (writes are refused): to look into a file you may not write, or beside
+    /// a writer or other readers in other processes.
     #[arg(long)]
     read_only: bool,
 }

@@ -228,6 +228,21 @@ pub enum Error {
         /// How long the open waited, in milliseconds.
         waited_ms: u64,
     },
+    /// The readers file beside the database (`<db>.readers`, shared by the processes that
+    /// have it open) cannot be used.
+    ReadersFile {
+        /// The readers file.
+        path: std::path::PathBuf,
+        /// What is wrong and what to do.
+        problem: String,
+    },
+    /// Every reader slot of the readers file is taken by live readers in other processes.
+    ReadersFull {
+        /// The readers file.
+        path: std::path::PathBuf,
+        /// How many slots it has.
+        slots: usize,
+    },
     /// The file to create already exists.
     AlreadyExists {
         /// The file.
@@ -432,11 +447,19 @@ impl fmt::Display for Error {
                 }
                 write!(
                     f,
-                    "; close that one first, or wait longer (`Options::lock_wait_max`; a \
-                     read-write open excludes every other open; read-only opens exclude only \
-                     read-write ones)"
+                    "; close that one first, or wait longer (`Options::lock_wait_max`; only \
+                     one read-write open at a time; read-only opens run beside it)"
                 )
             }
+            Error::ReadersFile { path, problem } => {
+                write!(f, "the readers file {}: {problem}", path.display())
+            }
+            Error::ReadersFull { path, slots } => write!(
+                f,
+                "all {slots} reader slots of {} are held by live snapshots of other processes; \
+                 end some (`artdb readers FILE` lists them with their pids) and open again",
+                path.display()
+            ),
             Error::AlreadyExists { path } => write!(
                 f,
                 "{} already exists; open it instead or choose another path",

@@ -26,6 +26,7 @@
 
 mod backup;
 mod catalog;
+mod follow;
 mod read;
 mod recovery;
 mod transact;
@@ -36,7 +37,7 @@ pub use read::{Cursor, Iter, ReadTxn, Table};
 pub use write::WriteTxn;
 
 use crate::error::{from_tree, CorruptionKind, Error, FileRole, Result};
-use crate::io::{FileStorage, MemoryStorage, Storage};
+use crate::io::{FileStorage, MemoryStorage, ReadersFile, Storage};
 use crate::store::{OpenMode, Store, StoreStats, TreeSink, WriteCounts};
 use crate::txn::pipeline::{Pipeline, WaitFor};
 pub(crate) use crate::txn::{CheckpointStep, Published, Shared, TableState, WriterState};
@@ -78,10 +79,13 @@ pub struct Options {
     /// transaction is then one log record of at most 1 GiB). Default: 4 MiB.
     pub wal_bypass_threshold_bytes: u64,
     /// Open for reading only: writes, checkpoints and bulk loads are [`Error::ReadOnly`]. The
-    /// file is opened read-only (so a file without write permission opens) with a *shared*
-    /// lock: any number of read-only opens coexist, but none runs beside a read-write open (in
-    /// any process): each excludes the other with [`Error::Locked`], because a writer's
-    /// checkpoints reuse pages and shrink the file under a reader it cannot see. Default: false.
+    /// file is opened read-only (so a file without write permission opens). Any number of
+    /// read-only opens run beside each other and beside one read-write open, in any process:
+    /// each snapshot ([`Db::read`]) shows the writer's newest checkpoint and every commit it
+    /// made durable since, and the writer reuses no page such a snapshot may read (a slot in
+    /// the readers file `<path>.readers`; docs/recovery.md, "Readers in other processes").
+    /// Where the readers file cannot be made, the open takes a shared lock instead, which keeps
+    /// writers out while it is open. Default: false.
     pub read_only: bool,
     /// Open even though the write-ahead log is missing (or empty) while the database says it
     /// was not closed cleanly, or is refused as damaged (`Corruption` of kind `Log`: a damaged
@@ -289,6 +293,15 @@ pub struct TxnStats {
     /// bulk loads): written to the database file by a checkpoint, logged as a reference. Since
     /// open.
     pub commits_bypassing_log: u64,
+    /// Live readers of this database through its readers file: read-only opens of other
+    /// processes beside this writer (and read-only handles of this process), each counted once
+    /// per checkpoint its snapshots read. 0 for a database not opened by path.
+    pub other_process_readers: u64,
+    /// The oldest checkpoint generation such a reader reads, if any: while it lives, pages
+    /// that checkpoint reaches are not reused (`artdb readers FILE` lists the readers).
+    pub other_process_oldest_generation: Option<u64>,
+    /// Pages freed by checkpoints that those readers keep from reuse.
+    pub other_process_pinned_pages: u64,
 }
 
 /// What [`Db::verify`] found.
@@ -316,6 +329,8 @@ impl VerifyReport {
 pub struct Db {
     pub(crate) shared: Arc<Shared>,
     options: Options,
+    /// A read-only open beside writers of other processes: its views (db/follow.rs).
+    follower: Option<Arc<follow::Follower>>,
 }
 
 pub(crate) use crate::txn::state::check_table_name;
@@ -373,7 +388,39 @@ impl Db {
         )?;
         storage.persist()?;
         db.name_files(path);
+        let readers = ReadersFile::of(path, true)?;
+        if let Some(readers) = readers {
+            readers.writer_opening();
+            db.attach_readers(&readers);
+            db.publish_to_readers();
+        }
         Ok(db)
+    }
+
+    /// Makes the readers file this writer's: checkpoints honour its readers' pins, and every
+    /// durable superblock and log sync is published in it. Before recovery, so that recovery's
+    /// checkpoint honours them too.
+    fn attach_readers(&self, readers: &Arc<ReadersFile>) {
+        let mut state = self.shared.writer.lock();
+        let generation = state.store.durable().generation;
+        state.checkpoint_generations.insert(0, generation);
+        state.store.set_readers(Arc::clone(readers));
+        drop(state);
+        let _ = self.shared.readers.set(Arc::clone(readers));
+        let hook = Arc::clone(readers);
+        self.shared
+            .pipeline
+            .set_durable_hook(Box::new(move |lsn| hook.publish_durable_lsn(lsn)));
+    }
+
+    /// Publishes the open writer's durable state: readers of other processes may open now.
+    fn publish_to_readers(&self) {
+        let Some(readers) = self.shared.readers.get() else {
+            return;
+        };
+        let state = self.shared.writer.lock();
+        readers.publish_durable_lsn(self.shared.pipeline.durable_lsn());
+        readers.publish_generation(state.store.durable().generation);
     }
 
     /// Opens the database at `path`, or creates it there when no file is there or the file is
@@ -424,9 +471,10 @@ impl Db {
         }
     }
 
-    /// Opens the database file at `path`. Another read-write open handle on it, in this process
-    /// or another, makes this fail with [`Error::Locked`]; so does any other handle when this one
-    /// is read-write (see [`Options::read_only`]).
+    /// Opens the database file at `path`. A read-write open waits up to
+    /// [`Options::lock_wait_max`] for another read-write open handle on it, in this process or
+    /// another, then fails with [`Error::Locked`]; read-only opens run beside it (see
+    /// [`Options::read_only`]).
     /// Replays its write-ahead log `<path>.wal` (created if absent) from the LSN the last
     /// checkpoint covers, then checkpoints what it replayed. A read-only open replays the log
     /// into memory only (from a copy; neither file is written).
@@ -442,6 +490,27 @@ impl Db {
                 source,
             })?;
             path = &resolved;
+        }
+        if options.read_only && !options.salvage_previous_checkpoint {
+            // Beside writers of other processes, through the readers file; where it cannot be
+            // made (a directory this process may not write, with no writer that made it), the
+            // shared lock below keeps writers out instead.
+            let readers_file = crate::io::readers_path(path);
+            let existed = FileStorage::exists(&readers_file);
+            let readers = if FileStorage::exists(path) {
+                ReadersFile::of(path, true).ok().flatten()
+            } else {
+                None
+            };
+            if let Some(readers) = readers {
+                let opened = follow::Follower::open(path, options, readers);
+                if opened.is_err() && !existed {
+                    // Made by this call for a file that did not open: leave the directory as
+                    // it was (a writer makes its own).
+                    let _ = std::fs::remove_file(&readers_file);
+                }
+                return opened.map_err(|error| error.at_path(path));
+            }
         }
         if options.read_only || options.salvage_previous_checkpoint {
             let storage = FileStorage::open_read_only_waiting(path, options.lock_wait_max)?;
@@ -483,9 +552,13 @@ impl Db {
 
     fn open_read_write(path: &Path, log_file: &Path, options: Options) -> Result<Db> {
         let storage = FileStorage::open_waiting(path, options.lock_wait_max)?;
+        let readers = ReadersFile::of(path, true)?;
+        if let Some(readers) = &readers {
+            readers.writer_opening();
+        }
         let log_existed = FileStorage::exists(log_file);
         let log = FileStorage::open_or_create_waiting(log_file, options.lock_wait_max)?;
-        let opened = Db::open_in_with_log(Arc::new(storage), Arc::new(log), options);
+        let opened = Db::open_with(Arc::new(storage), Arc::new(log), options, readers, None);
         if opened.is_err() && !log_existed {
             // Leave the directory as it was: the log was made by this call, and no commit can
             // be in it (a file that is no database, a missing log, damage found at open).
@@ -493,6 +566,7 @@ impl Db {
         }
         let db = opened?;
         db.name_files(path);
+        db.publish_to_readers();
         Ok(db)
     }
 
@@ -544,11 +618,34 @@ impl Db {
         log: Arc<dyn Storage>,
         options: Options,
     ) -> Result<Db> {
+        Db::open_with(storage, log, options, None, None)
+    }
+
+    /// [`Db::open_in_with_log`] for a writer with its readers file, or for a reader whose
+    /// replay stops at `lsn_limit` (what the writer published as durable).
+    fn open_with(
+        storage: Arc<dyn Storage>,
+        log: Arc<dyn Storage>,
+        options: Options,
+        readers: Option<Arc<ReadersFile>>,
+        lsn_limit: Option<u64>,
+    ) -> Result<Db> {
         let mode = OpenMode {
             read_only: options.read_only,
             salvage_previous_checkpoint: options.salvage_previous_checkpoint,
         };
-        let (store, catalog_bytes) = Store::open(storage, mode)?;
+        let (mut store, catalog_bytes) = Store::open(storage, mode)?;
+        if let Some(readers) = &readers {
+            // Pages free in this checkpoint's space map may still be reached from an older
+            // checkpoint that a reader of another process reads.
+            let generation = store.durable().generation;
+            if readers
+                .oldest_live()?
+                .is_some_and(|oldest| oldest < generation)
+            {
+                store.space_map()?.hold_free_pages();
+            }
+        }
         let entries = catalog::decode(&catalog_bytes, store.durable().catalog.offset)?;
         let source: Arc<dyn NodeSource> = Arc::clone(store.source()) as Arc<dyn NodeSource>;
         let mut tables = BTreeMap::new();
@@ -605,6 +702,7 @@ impl Db {
                 closed_cleanly: store.durable().log_closed,
                 log_epoch: store.durable().log_epoch,
                 recovery: options.recovery,
+                lsn_limit,
             };
             match Wal::open(log, file_id, &checkpoint) {
                 // Asked for deliberately: a damaged log is set aside for the last checkpoint.
@@ -622,6 +720,9 @@ impl Db {
             }
         };
         let db = Db::assemble(store, tables, wal, options);
+        if let Some(readers) = &readers {
+            db.attach_readers(readers);
+        }
         db.recover(recovery)?;
         Ok(db)
     }
@@ -657,6 +758,7 @@ impl Db {
             wal,
             committed: Arc::clone(&published),
             wal_needs_recycle: false,
+            checkpoint_generations: BTreeMap::new(),
         };
         let shared = Shared {
             writer: Mutex::new(state),
@@ -675,18 +777,41 @@ impl Db {
             checkpoint_locked: checkpoint_for_bypass,
             checkpoint_lock: Mutex::new(()),
             batch_thread: AtomicU64::new(0),
+            readers: std::sync::OnceLock::new(),
             #[cfg(test)]
             hook: Mutex::new(None),
         };
         Db {
             shared: Arc::new(shared),
             options,
+            follower: None,
         }
     }
 
-    /// A snapshot of every table as of the last commit (never blocks on writers).
+    /// A snapshot of every table as of the last commit (never blocks on writers). Opened
+    /// read-only beside a writer of another process: as of the last commit that writer made
+    /// durable (see [`Db::refresh`]).
     pub fn read(&self) -> ReadTxn {
-        self.shared.read()
+        match &self.follower {
+            None => self.shared.read(),
+            Some(follower) => follower.current().shared.read(),
+        }
+    }
+
+    /// A read-only open beside a writer of another process: opens the view again if that
+    /// writer made a checkpoint or a commit durable since; `Ok(true)` if it did. [`Db::read`]
+    /// does this first by itself and keeps the view it has when it fails; this reports why.
+    /// Other opens: `Ok(false)` (they always see their own commits).
+    pub fn refresh(&self) -> Result<bool> {
+        match &self.follower {
+            None => Ok(false),
+            Some(follower) => follower.refresh(),
+        }
+    }
+
+    /// The current view of a read-only open beside a writer (db/follow.rs), else `None`.
+    fn followed(&self) -> Option<Arc<Db>> {
+        self.follower.as_ref().map(|follower| follower.current())
     }
 
     /// Starts the write batch; waits while another batch or a checkpoint runs.
@@ -725,6 +850,9 @@ impl Db {
 
     /// Names of the tables (committed), in order.
     pub fn table_names(&self) -> Vec<String> {
+        if let Some(view) = self.followed() {
+            return view.table_names();
+        }
         self.shared
             .published
             .read()
@@ -803,7 +931,7 @@ impl Db {
         if state.needs_checkpoint() {
             total = state.checkpoint(&self.shared, false)?;
         }
-        if self.shared.pins.min().is_some() {
+        if self.shared.pins.min().is_some() || self.shared.other_process_oldest().is_some() {
             total.compaction = Compaction::SnapshotHeld;
             return Ok(total);
         }
@@ -840,7 +968,7 @@ impl Db {
         // Frees the old version (what no snapshot reaches) and cuts the free tail.
         let step = state.checkpoint(&self.shared, false)?;
         add(&mut total, step);
-        if self.shared.pins.min().is_some() {
+        if self.shared.pins.min().is_some() || self.shared.other_process_oldest().is_some() {
             // A snapshot taken before the first copy was published: the old version stays
             // until it ends, and a later checkpoint frees and cuts it.
             return Ok(total);
@@ -891,6 +1019,9 @@ impl Db {
 
     /// Figures about the tables and the file (cheap: reads no node).
     pub fn stats(&self) -> Result<DbStats> {
+        if let Some(view) = self.followed() {
+            return view.stats();
+        }
         self.shared.refuse_on_batch_thread("Db::stats")?;
         let _checkpointing = self.shared.checkpoint_lock.lock();
         let state = self.shared.writer.lock();
@@ -915,7 +1046,24 @@ impl Db {
             tables_installed_at_commit: state.counters.installed,
             tables_reapplied_at_commit: state.counters.applied,
             commits_bypassing_log: state.counters.bypassed,
+            other_process_readers: 0,
+            other_process_oldest_generation: None,
+            other_process_pinned_pages: 0,
         };
+        let mut txn = txn;
+        if let Some(readers) = self.shared.readers.get() {
+            let live: Vec<u64> = readers
+                .list()?
+                .into_iter()
+                .filter(|slot| slot.alive)
+                .map(|slot| slot.generation)
+                .collect();
+            txn.other_process_readers = live.len() as u64;
+            txn.other_process_oldest_generation = live.iter().copied().min();
+            if let Some(pin) = self.shared.other_process_pin(&state) {
+                txn.other_process_pinned_pages = state.store.pages_pinned_at(pin);
+            }
+        }
         let pipeline = self.shared.pipeline.stats();
         let log = LogStats {
             bytes: state.wal.bytes(),
@@ -936,6 +1084,9 @@ impl Db {
 
     /// The tree shape of one table (walks the whole table: reads every node).
     pub fn table_tree_stats(&self, name: &str) -> Result<artdb_art::Stats> {
+        if let Some(view) = self.followed() {
+            return view.table_tree_stats(name);
+        }
         let published = Arc::clone(&self.shared.published.read());
         let snapshot = published
             .tables
@@ -949,6 +1100,9 @@ impl Db {
     /// Checks every invariant the database can check: both metadata blobs, the checksum of
     /// every page that holds nodes, and every table's tree (order, shapes, lengths).
     pub fn verify(&self) -> Result<VerifyReport> {
+        if let Some(view) = self.followed() {
+            return view.verify();
+        }
         self.shared.refuse_on_batch_thread("Db::verify")?;
         let mut report = VerifyReport::default();
         {
@@ -1293,7 +1447,14 @@ impl WriterState {
         // The epoch of the published version. Only checkpoints end an epoch, and they hold the
         // writer lock, so it stays the same until this checkpoint publishes.
         let epoch = shared.epoch();
-        let pinned_epoch_min = shared.pins.min();
+        let pinned_epoch_min = shared.pinned_epoch_min(self);
+        let written_generation = self.store.durable().generation + 1;
+        let pending_min = self.store.space_map()?.pending_epoch_min();
+        let kept_from = pending_min.unwrap_or(epoch).min(epoch);
+        self.checkpoint_generations
+            .retain(|old, _| *old >= kept_from);
+        self.checkpoint_generations
+            .insert(epoch, written_generation);
         let compact = self.should_compact()? || force_compact;
         let mut roots: Vec<(String, ChildWord, u64)> = Vec::new();
         let mut compacted_released: Vec<u64> = Vec::new();
@@ -1491,9 +1652,18 @@ impl WriterState {
             return Ok(());
         }
         let keep_bytes = shared.checkpoint_threshold_bytes.saturating_mul(2);
+        // Readers of other processes copy the log: one whose copy spans this rewrite copies
+        // again (left odd on failure: the log's state is unknown until a writer reopens).
+        let readers = shared.readers.get();
+        if let Some(readers) = readers {
+            readers.log_rewrite(true);
+        }
         if let Err(error) = self.wal.recycle(covered_lsn, keep_bytes) {
             self.store.poison(&error, "recycle the log", FileRole::Log);
             return Err(error);
+        }
+        if let Some(readers) = readers {
+            readers.log_rewrite(false);
         }
         self.wal_needs_recycle = false;
         shared.log_bytes.store(0, Ordering::Release);

@@ -2,15 +2,14 @@
 //!
 //! The lock is `flock` on the open file description, taken without waiting or, through the
 //! `_waiting` opens, retried until a deadline (`Options::lock_wait_max`): exclusive
-//! (`LOCK_EX`) for a read-write open, shared (`LOCK_SH`) for a read-only one. So any number of
-//! read-only opens coexist, and a read-write open excludes every other open, read-only or not, in
-//! this process or another (`Error::Locked`). That a read-only process cannot run beside a
-//! writer is a design choice: a writer's checkpoints reuse pages and shrink the file, and a
-//! reader in another process holds no pin the writer could see, so its map could change or
-//! vanish under it. The kernel releases the lock when the descriptor closes (also when the
-//! process dies), so a crash never leaves a stale lock. `flock` rather than `fcntl` record locks
-//! because fcntl locks belong to the process: a second open in the same process would silently
-//! succeed and the first close would drop both.
+//! (`LOCK_EX`) for a read-write open, so one writer at a time, in this process or another
+//! (`Error::Locked`). Read-only opens by path take the shared lock (`LOCK_SH`) only while they
+//! open with no writer present ([`FileStorage::release_lock`] then), or none at all beside a
+//! writer ([`FileStorage::open_read_only_unlocked`]): the pages they read are kept from reuse by
+//! their slot in the readers file (`io/readers.rs`), not by a lock. The kernel releases the lock
+//! when the descriptor closes (also when the process dies), so a crash never leaves a stale
+//! lock. `flock` rather than `fcntl` record locks because fcntl locks belong to the process: a
+//! second open in the same process would silently succeed and the first close would drop both.
 //!
 //! Create (docs/recovery.md#create): the caller formats the database in a file under a temporary
 //! name beside the final one ([`FileStorage::create_temporary`]), syncs it, and then
@@ -184,6 +183,48 @@ impl FileStorage {
         FileStorage::lock_waiting(file, path, true, wait)
     }
 
+    /// Opens an existing file at `path` for reading only, taking no lock: a reader beside a
+    /// writer of another process, whose pages it reads are kept by the readers file
+    /// (`io/readers.rs`).
+    pub fn open_read_only_unlocked(path: &Path) -> Result<FileStorage> {
+        let file = File::open(path).map_err(open_error(path, true))?;
+        if file.metadata().map_err(open_error(path, true))?.is_dir() {
+            return Err(Error::Open {
+                path: path.to_path_buf(),
+                read_only: true,
+                source: io::Error::from_raw_os_error(libc::EISDIR),
+            });
+        }
+        Ok(FileStorage {
+            file,
+            path: path.to_path_buf(),
+            temporary: parking_lot::Mutex::new(None),
+        })
+    }
+
+    /// Gives up this handle's lock (and its pid record) while keeping the file open: a
+    /// reader that opened under a shared lock and needs it no longer.
+    pub fn release_lock(&self) {
+        let record = holder_record(libc::F_UNLCK);
+        // SAFETY: fcntl on a descriptor we own with a pointer to a live, initialized `flock`.
+        let _ = unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_SETLK, &record) };
+        // SAFETY: flock on a descriptor we own; no memory is passed.
+        let _ = unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+
+    /// Every byte of the file at `path`, read without a lock (`None`: no such file).
+    pub fn read_all_unlocked(path: &Path) -> Result<Option<Vec<u8>>> {
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(Error::Open {
+                path: path.to_path_buf(),
+                read_only: true,
+                source,
+            }),
+        }
+    }
+
     fn lock(file: File, path: &Path, shared: bool) -> Result<FileStorage> {
         FileStorage::lock_waiting(file, path, shared, Duration::ZERO)
     }
@@ -341,9 +382,9 @@ impl Storage for FileStorage {
                 "cannot map zero bytes",
             ));
         }
-        // SAFETY: the map is read-only and shared; the file is locked against other artdb
-        // handles, and the store never reads past the file's length or a byte being rewritten
-        // (see the io module contract, point 3).
+        // SAFETY: the map is read-only and shared; the store never reads past the file's length
+        // or a byte being rewritten (the io module contract, point 3): a writer rewrites only
+        // pages that no snapshot of its own or of a reader slot (io/readers.rs) can reach.
         let map = unsafe { memmap2::MmapOptions::new().len(len_usize).map(&self.file)? };
         // Ask for huge pages when the file fits in a quarter of the machine's memory: where the
         // kernel caches the file in large folios (ext4 since Linux 6.16, xfs since 5.18) a fault

@@ -1,10 +1,12 @@
 //! io: the one I/O seam of the engine. Every read, write, sync, resize and map of the database
 //! file goes through a [`Storage`]; nothing outside this module opens, syncs or maps a file.
 //!
-//! Implementations: [`FileStorage`] (a real file, exclusively locked with `flock`, so a second
-//! opener in this or another process gets [`crate::Error::Locked`]) and [`MemoryStorage`] (an
-//! in-memory file for tests and temporary databases). The test kit (`artdb-testkit`) wraps any
-//! storage to simulate crashes (unsynced writes kept, dropped or torn) and to fail the N-th call.
+//! Implementations: [`FileStorage`] (a real file; a read-write open holds its exclusive `flock`,
+//! so a second writer in this or another process gets [`crate::Error::Locked`]), [`MemoryStorage`]
+//! (an in-memory file for tests and temporary databases) and [`PinnedStorage`] (a file read
+//! beside a writer of another process, under a slot of the [`ReadersFile`]). The test kit
+//! (`artdb-testkit`) wraps any storage to simulate crashes (unsynced writes kept, dropped or
+//! torn) and to fail the N-th call.
 //!
 //! Contract of a storage (what the store relies on):
 //! 1. `write_at` may extend the file; bytes between the old end and the write read as zero.
@@ -18,9 +20,14 @@
 mod file;
 mod memory;
 mod raw;
+mod readers;
 
 pub use file::{evict_from_page_cache, FileStorage};
 pub use memory::MemoryStorage;
+pub use readers::{
+    readers_path, PinnedStorage, ReaderGuard, ReaderSlot, ReadersFile,
+    WriterState as PublishedWriter, READER_SLOTS,
+};
 
 use std::sync::Arc;
 

@@ -284,6 +284,8 @@ pub struct Store {
     space: Option<SpaceMap>,
     /// The first failure that left the file in an unknown state (writes are refused then).
     poisoned: Option<PoisonCause>,
+    /// The readers file, told of every superblock that becomes durable (a writer's store).
+    readers: Option<Arc<crate::io::ReadersFile>>,
     /// The database file's and the log's paths, for [`PoisonCause`] (`Store::name_files`).
     paths: Option<(PathBuf, PathBuf)>,
     read_only: bool,
@@ -326,6 +328,7 @@ impl Store {
             durable,
             space: Some(SpaceMap::new()),
             poisoned: None,
+            readers: None,
             paths: None,
             read_only: false,
             covered_lsn: 0,
@@ -419,6 +422,7 @@ impl Store {
             durable,
             space: Some(space),
             poisoned: None,
+            readers: None,
             paths: None,
             read_only: mode.read_only || salvage,
             covered_lsn: durable.wal_position,
@@ -562,8 +566,25 @@ impl Store {
         result?;
         self.source
             .publish_data_end(superblock.page_count * PAGE_SIZE, superblock.generation);
-        self.durable = superblock;
+        self.durable_is(superblock);
         Ok(())
+    }
+
+    /// Tells `readers` of every durable superblock from now on.
+    pub fn set_readers(&mut self, readers: Arc<crate::io::ReadersFile>) {
+        self.readers = Some(readers);
+    }
+
+    /// The space map, loaded first if need be.
+    pub fn space_map(&mut self) -> Result<&mut SpaceMap> {
+        self.space()
+    }
+
+    fn durable_is(&mut self, superblock: Superblock) {
+        self.durable = superblock;
+        if let Some(readers) = &self.readers {
+            readers.publish_generation(superblock.generation);
+        }
     }
 
     /// Refuses writes after an I/O failure of unknown outcome.
@@ -779,7 +800,7 @@ impl Store {
         }
         self.source
             .publish_data_end(page_count * PAGE_SIZE, superblock.generation);
-        self.durable = superblock;
+        self.durable_is(superblock);
         Ok(superblock)
     }
 

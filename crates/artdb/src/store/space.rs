@@ -125,6 +125,22 @@ impl SpaceMap {
             .sum()
     }
 
+    /// Keeps every page free now from reuse until the pins allow epoch `0` (a writer opening
+    /// beside a reader of another process that reads an older checkpoint, which may reach pages
+    /// that the file's space map records as free).
+    pub fn hold_free_pages(&mut self) {
+        let (_, free) = self.parts();
+        let held: Vec<u64> = std::mem::take(free).into_iter().collect();
+        if !held.is_empty() {
+            self.pending_nodes.insert(0, (0, held));
+        }
+    }
+
+    /// The smallest epoch of a pending page, if any.
+    pub fn pending_epoch_min(&self) -> Option<u64> {
+        self.pending_nodes.first().map(|(epoch, _)| *epoch)
+    }
+
     /// Starts a checkpoint: promotes pending pages that no snapshot pinned at or before their
     /// epoch can reach (`pinned_epoch_min` = the smallest epoch of a live snapshot, if any) and
     /// leaves the rest pending.

@@ -76,7 +76,12 @@ pub struct Pipeline<V> {
     changed: Condvar,
     /// The log's path, for the cause of a failure (`Pipeline::name_log`).
     log_path: std::sync::OnceLock<std::path::PathBuf>,
+    /// Told each newly durable LSN (the readers file, for readers in other processes).
+    durable_hook: std::sync::OnceLock<DurableHook>,
 }
+
+/// What [`Pipeline::set_durable_hook`] installs.
+pub type DurableHook = Box<dyn Fn(u64) + Send + Sync>;
 
 impl<V> Pipeline<V> {
     /// A pipeline whose log is durable and published up to `lsn`.
@@ -94,12 +99,18 @@ impl<V> Pipeline<V> {
             }),
             changed: Condvar::new(),
             log_path: std::sync::OnceLock::new(),
+            durable_hook: std::sync::OnceLock::new(),
         }
     }
 
     /// Names the log file, for the causes of [`Error::Poisoned`].
     pub fn name_log(&self, path: std::path::PathBuf) {
         let _ = self.log_path.set(path);
+    }
+
+    /// Calls `hook` with every LSN that becomes durable from now on (once per sync).
+    pub fn set_durable_hook(&self, hook: DurableHook) {
+        let _ = self.durable_hook.set(hook);
     }
 
     /// The first failure that poisoned the pipeline, if any.
@@ -201,6 +212,9 @@ impl<V> Pipeline<V> {
             Ok(()) => {
                 state.durable_lsn = state.durable_lsn.max(target);
                 state.syncs += 1;
+                if let Some(hook) = self.durable_hook.get() {
+                    hook(state.durable_lsn);
+                }
                 Ok(())
             }
             Err(source) => {

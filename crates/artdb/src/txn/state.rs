@@ -120,6 +120,10 @@ pub(crate) struct WriterState {
     pub(crate) committed: Arc<Published>,
     /// The log must be recycled before its next append (recovery cut a torn tail).
     pub(crate) wal_needs_recycle: bool,
+    /// Epoch -> the generation of the superblock its checkpoint writes, for readers in other
+    /// processes, who pin generations (`Shared::other_process_pin`). Epoch 0 stands for the
+    /// pages free at open: what the checkpoint this process opened reaches not.
+    pub(crate) checkpoint_generations: BTreeMap<u64, u64>,
 }
 
 pub(crate) struct Shared {
@@ -155,6 +159,8 @@ pub(crate) struct Shared {
     /// that needs the writer from that thread would wait for it forever, and is refused
     /// instead (`Shared::refuse_on_batch_thread`).
     pub(crate) batch_thread: AtomicU64,
+    /// The readers file of a database open for writing by path (`io/readers.rs`).
+    pub(crate) readers: std::sync::OnceLock<Arc<crate::io::ReadersFile>>,
     #[cfg(test)]
     pub(crate) hook: Mutex<Option<CheckpointHook>>,
 }
@@ -169,6 +175,37 @@ pub(crate) fn thread_token() -> u64 {
 }
 
 impl Shared {
+    /// The oldest checkpoint generation a live reader of another process reads, if any (an
+    /// unreadable readers file counts as a reader of generation 0: nothing is reused).
+    pub(crate) fn other_process_oldest(&self) -> Option<u64> {
+        let readers = self.readers.get()?;
+        readers.oldest_live().unwrap_or(Some(0))
+    }
+
+    /// The in-process pin equivalent to the readers of other processes, for space reuse: pages
+    /// released by the checkpoint of epoch `e` are reachable from every generation below the
+    /// one that checkpoint writes, `W(e)`, so they may be reused only if the oldest reader's
+    /// generation is at least `W(e)`; the result `p` allows exactly the epochs `e < p`.
+    pub(crate) fn other_process_pin(&self, state: &WriterState) -> Option<u64> {
+        let oldest = self.other_process_oldest()?;
+        let allowed = state
+            .checkpoint_generations
+            .iter()
+            .rev()
+            .find(|(_, written)| **written <= oldest)
+            .map_or(0, |(epoch, _)| epoch + 1);
+        Some(allowed)
+    }
+
+    /// The pin a checkpoint honours: the oldest of this process's snapshots and of other
+    /// processes' readers.
+    pub(crate) fn pinned_epoch_min(&self, state: &WriterState) -> Option<u64> {
+        match (self.pins.min(), self.other_process_pin(state)) {
+            (Some(own), Some(other)) => Some(own.min(other)),
+            (own, other) => own.or(other),
+        }
+    }
+
     /// [`Error::BatchHeldByThisThread`] if the calling thread holds a write batch: `call` needs
     /// the writer (or the checkpoint lock, which a big batch holds) and would wait forever.
     /// Called by every public entry that takes them, before it does.

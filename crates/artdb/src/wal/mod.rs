@@ -132,6 +132,9 @@ pub struct LogCheckpoint {
     pub log_epoch: u64,
     /// How a damaged or missing tail is treated.
     pub recovery: RecoveryMode,
+    /// Replay no record past this LSN (a reader beside a live writer: what the writer
+    /// published as durable; later records may be unsynced or half written).
+    pub lsn_limit: Option<u64>,
 }
 
 impl LogCheckpoint {
@@ -410,6 +413,12 @@ impl Wal {
             .map_err(Error::io("read the log"))?;
         let mut position = 0usize;
         loop {
+            if checkpoint
+                .lsn_limit
+                .is_some_and(|limit| self.next_lsn > limit)
+            {
+                break;
+            }
             match self.parse_at(&bytes, position, self.next_lsn) {
                 Parsed::End => {
                     // Zeros (not the end of the file) end the log only if no record written
@@ -828,6 +837,7 @@ mod tests {
             closed_cleanly: false,
             log_epoch: 0,
             recovery: RecoveryMode::TolerateTornTail,
+            lsn_limit: None,
         }
     }
 
