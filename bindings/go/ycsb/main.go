@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ func run(args []string) error {
 	flags := flag.NewFlagSet("artdb-ycsb", flag.ContinueOnError)
 	flags.Var(&files, "P", "a workload property file (may repeat)")
 	flags.Var(&values, "p", "a property name=value, over the files' (may repeat)")
+	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := flags.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -90,6 +92,17 @@ func run(args []string) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	client.NewClient(props, workload, client.DbWrapper{DB: db}).Run(ctx)
 	fmt.Printf("Run finished, takes %s\n", time.Since(start))
