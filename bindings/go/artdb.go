@@ -11,8 +11,8 @@
 // Cursor by one goroutine at a time. A Batch pins its goroutine to one OS thread for its whole
 // life, because the C API requires a batch to stay on the thread that began it.
 //
-// The cgo boundary: every call into C costs a transition (tens of nanoseconds, measured by
-// BenchmarkCgoNoop), so the package keeps them few: table names are converted to C strings
+// The cgo boundary: every call into C costs a transition several times a Go function call's
+// (BenchmarkCgoNoop measures it), so the package keeps them few: table names are converted to C strings
 // once per DB and cached, a cursor step moves and reads its pair in one transition, and
 // ReadTx.GetMany looks many keys up in one.
 //
@@ -62,7 +62,8 @@ func codeError(code C.int) *Error {
 }
 
 // Codes a caller may test for with errors.Is; each is the C API's code of the same name
-// (include/artdb.h says what each means).
+// (include/artdb.h says what each means). ErrNotFound completes the set: the package's own
+// reads report an absent key as a nil value, not as an error.
 var (
 	ErrNotFound       = codeError(C.ARTDB_NOTFOUND)
 	ErrConflict       = codeError(C.ARTDB_CONFLICT)
