@@ -449,3 +449,41 @@ func BenchmarkGetMany(b *testing.B) {
 		}
 	}
 }
+
+// Batches and transactions from several goroutines at once: batches wait for each other's
+// writer lock, commits wait for batches, and every write lands.
+func TestConcurrentBatchesAndUpdates(t *testing.T) {
+	db, _ := openTemp(t)
+	defer db.Close()
+	const workers, rounds = 4, 10
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			var err error
+			for i := 0; i < rounds && err == nil; i++ {
+				key := []byte(fmt.Sprintf("w%d-%d", w, i))
+				if w%2 == 0 {
+					err = db.Batch(func(b *Batch) error { return b.Put("t", key, key) })
+				} else {
+					err = db.Update(func(tx *Tx) error { return tx.Put("t", key, key) })
+				}
+			}
+			errs <- err
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := db.View(func(tx *ReadTx) error {
+		n, err := tx.Len("t")
+		if err != nil || n != workers*rounds {
+			return fmt.Errorf("%d keys, want %d (%v)", n, workers*rounds, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

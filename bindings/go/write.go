@@ -164,7 +164,8 @@ type Batch struct {
 // Batch runs fn in a write batch and commits it: fastest for many changes at once, but other
 // commits wait until it ends. An error from fn rolls the batch back and is returned. The
 // goroutine stays on one OS thread meanwhile (the C API requires it), so fn must not hand
-// the Batch to another goroutine.
+// the Batch to another goroutine, nor commit another transaction of this DB (that commit
+// would wait for the batch to end).
 func (db *DB) Batch(fn func(b *Batch) error) error {
 	handle, err := db.handle()
 	if err != nil {
