@@ -7,11 +7,21 @@ import "C"
 
 import (
 	"errors"
+	"math/rand/v2"
 	"runtime"
+	"time"
 )
 
 // updateAttemptsMax bounds how often Update runs a function whose commit conflicts.
 const updateAttemptsMax = 16
+
+// A conflicting commit is often still syncing, and a snapshot taken before it is visible
+// conflicts with it again: Update waits between attempts, doubling from updateBackoffMin up to
+// updateBackoffMax (about a log sync), with jitter so that two writers do not meet again.
+const (
+	updateBackoffMin = 20 * time.Microsecond
+	updateBackoffMax = 5 * time.Millisecond
+)
 
 // TxOptions choose a write transaction's isolation and durability.
 type TxOptions struct {
@@ -40,8 +50,8 @@ type Tx struct {
 
 // Update runs fn in a write transaction (snapshot isolation, the database's durability) and
 // commits it; when the commit conflicts with a concurrent one, it runs fn again on a new
-// snapshot (up to 16 times, then the ErrConflict is returned). An error from fn rolls the
-// transaction back and is returned.
+// snapshot after a short, growing wait (up to 16 times, then the ErrConflict is returned).
+// An error from fn rolls the transaction back and is returned.
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	return db.UpdateWith(TxOptions{}, fn)
 }
@@ -52,7 +62,12 @@ func (db *DB) UpdateWith(opts TxOptions, fn func(tx *Tx) error) error {
 		return err
 	}
 	var err error
+	backoff := updateBackoffMin
 	for attempt := 0; attempt < updateAttemptsMax; attempt++ {
+		if attempt > 0 {
+			time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
+			backoff = min(2*backoff, updateBackoffMax)
+		}
 		err = db.updateOnce(opts, fn)
 		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrAborted) {
 			return err
