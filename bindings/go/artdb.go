@@ -164,8 +164,12 @@ const tableNamesCachedMax = 256
 type DB struct {
 	db *C.artdb_db
 
-	namesMu sync.RWMutex
-	names   map[string]*C.char
+	// names caches table names as C strings: a sync.Map, because reads of it from many
+	// goroutines then share no written cache line (an RWMutex's reader count would be one).
+	names      sync.Map // string -> *C.char
+	namesMu    sync.Mutex
+	namesCount int
+	namesFreed bool
 }
 
 // Open opens the database file at path, creating it when it does not exist (unless
@@ -202,10 +206,11 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{db: db, names: make(map[string]*C.char)}, nil
+	return &DB{db: db}, nil
 }
 
-// Close checkpoints and closes the database. ErrSnapshotsAlive: the data is checkpointed and
+// Close checkpoints and closes the database; no other goroutine may use the DB during or
+// after the call. ErrSnapshotsAlive: the data is checkpointed and
 // the handle freed, but a snapshot or cursor still open keeps the file locked until it ends.
 func (db *DB) Close() error {
 	if db.db == nil {
@@ -218,10 +223,12 @@ func (db *DB) Close() error {
 	}
 	db.db = nil
 	db.namesMu.Lock()
-	for _, name := range db.names {
-		C.free(unsafe.Pointer(name))
-	}
-	db.names = nil
+	db.names.Range(func(key, name any) bool {
+		C.free(unsafe.Pointer(name.(*C.char)))
+		db.names.Delete(key)
+		return true
+	})
+	db.namesFreed = true
 	db.namesMu.Unlock()
 	return err
 }
@@ -229,20 +236,18 @@ func (db *DB) Close() error {
 // tableName returns name as a C string and a function to release it: cached names live until
 // Close, others are freed by the release.
 func (db *DB) tableName(name string) (*C.char, func()) {
-	db.namesMu.RLock()
-	cname, ok := db.names[name]
-	db.namesMu.RUnlock()
-	if ok {
-		return cname, func() {}
+	if cname, ok := db.names.Load(name); ok {
+		return cname.(*C.char), func() {}
 	}
 	db.namesMu.Lock()
 	defer db.namesMu.Unlock()
-	if cname, ok := db.names[name]; ok {
-		return cname, func() {}
+	if cname, ok := db.names.Load(name); ok {
+		return cname.(*C.char), func() {}
 	}
-	cname = C.CString(name)
-	if db.names != nil && len(db.names) < tableNamesCachedMax {
-		db.names[name] = cname
+	cname := C.CString(name)
+	if !db.namesFreed && db.namesCount < tableNamesCachedMax {
+		db.names.Store(name, cname)
+		db.namesCount++
 		return cname, func() {}
 	}
 	return cname, func() { C.free(unsafe.Pointer(cname)) }

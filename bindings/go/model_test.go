@@ -487,3 +487,18 @@ func TestConcurrentBatchesAndUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkDBGetParallel is DB.Get from every GOMAXPROCS goroutine at once.
+func BenchmarkDBGetParallel(b *testing.B) {
+	db := benchDB(b)
+	defer db.Close()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 0; pb.Next(); i++ {
+			if _, err := db.Get("t", []byte(fmt.Sprintf("user%08d", i%10000))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
