@@ -6,7 +6,8 @@
 # Usage: crates/artdb-bench/scripts/ycsb.sh quick|full [OUT_DIR]
 #   quick: 2,000 records, 2,000 operations, 1 thread (the CI smoke run; it fails when any
 #          operation failed)
-#   full:  1,000,000 records, 1,000,000 operations, 1 and 2 threads
+#   full:  1,000,000 records, 1,000,000 operations, 1 and 2 threads (hours where a durable
+#          commit costs milliseconds: every write of a run is one; YCSB_OPS scales it down)
 #   Environment overrides: YCSB_RECORDS, YCSB_OPS, YCSB_THREADS ("1 2"), YCSB_STORES
 #   ("artdb bbolt badger pebble"), YCSB_DIR (where the databases live, default OUT_DIR/data).
 #
