@@ -1,3 +1,3 @@
 module artdb.dev/artdb
 
-go 1.22
+go 1.23

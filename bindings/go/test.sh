@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Builds the C API's static library and runs the Go package's tests with the race detector.
+# Builds the C API's static library and runs the Go package's tests with the race detector,
+# then the YCSB drivers' tests (bindings/go/ycsb: every store against a model, and the
+# command end to end).
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo build --release -p artdb-capi
 go vet ./...
 go test -race -count=1 ./...
+cd ycsb
+go vet ./...
+go test -count=1 ./...
