@@ -10,7 +10,9 @@
 //! accounts through `Db::transact` with `Durability::Sync` (a few hot accounts, so some commits
 //! conflict and are retried; group commit shares log syncs among them) while a reader scans one
 //! snapshot throughout and checks it never changes and that fresh snapshots always sum to the
-//! same total; then a child process (this binary, hidden subcommand `demo-child`) commits
+//! same total, and a reader *process* (this binary, `demo-child --reader-ms`, a read-only open
+//! beside the writer) does the same from outside while the writers commit and a checkpoint and
+//! a compaction run; then a child process (this binary, hidden subcommand `demo-child`) commits
 //! numbered durable transactions and prints each number once its commit returned, the demo kills
 //! it with SIGKILL mid-stream, reopens the file (recovery from the log), times that, and checks
 //! that every acknowledged commit is there (plus at most the one in flight). Last, it verifies
@@ -27,7 +29,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use std::io::BufRead;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,6 +69,10 @@ pub struct ChildArgs {
     /// The demo's database file (its accounts and journal tables exist).
     #[arg(long)]
     path: PathBuf,
+    /// Be the reader process instead: open read-only beside the demo's writer and check
+    /// snapshots for this many milliseconds, then print what it saw.
+    #[arg(long)]
+    reader_ms: Option<u64>,
 }
 
 type DemoResult = Result<(), Box<dyn std::error::Error>>;
@@ -83,6 +89,9 @@ const HOT_ACCOUNTS: u32 = 4;
 const WRITER_THREADS: usize = 8;
 /// How long the writer threads run.
 const WRITERS_RUN: Duration = Duration::from_secs(2);
+/// How long the reader process reads after the writers stop (while a checkpoint and a
+/// compaction run).
+const READER_EXTRA_RUN: Duration = Duration::from_millis(1500);
 /// How long the child commits before it is killed.
 const CHILD_RUN: Duration = Duration::from_secs(1);
 /// The child stops by itself after this long (if nobody kills it).
@@ -163,7 +172,7 @@ pub fn run(args: Args) -> DemoResult {
     change_one_percent(&db, &keys)?;
     bulk_load_customers(&db)?;
     open_accounts(&db)?;
-    concurrent_transfers(&db)?;
+    concurrent_transfers(&db, &args.path)?;
     let started = Instant::now();
     db.close()?;
     step("close (checkpoint)", started.elapsed(), 1)?;
@@ -454,7 +463,7 @@ struct WriterTally {
 }
 
 /// `WRITER_THREADS` threads commit transfers durably at once while a reader scans one snapshot.
-fn concurrent_transfers(db: &Db) -> DemoResult {
+fn concurrent_transfers(db: &Db, db_path: &Path) -> DemoResult {
     let total = u64::from(ACCOUNT_COUNT) * BALANCE;
     outln!(
         "\ntransactions: {WRITER_THREADS} threads move money between {ACCOUNT_COUNT} accounts \
@@ -462,6 +471,7 @@ fn concurrent_transfers(db: &Db) -> DemoResult {
          for {} s;\n  a reader holds one snapshot from the start and scans it throughout",
         WRITERS_RUN.as_secs()
     )?;
+    let reader_process = spawn_reader_process(db_path)?;
     let before = db.stats()?.log;
     let stop = AtomicBool::new(false);
     let held = db.read();
@@ -575,7 +585,84 @@ fn concurrent_transfers(db: &Db) -> DemoResult {
     drop(held);
     let now = scan_accounts(&db.read(), false)?;
     outln!("  after the run: {} accounts hold {}", now.1, now.0)?;
+    // The reader process is still reading: a checkpoint and a compaction run under it.
+    let started = Instant::now();
+    db.checkpoint()?;
+    let compacted = db.compact()?;
+    step(
+        "checkpoint + compact beside the reader",
+        started.elapsed(),
+        1,
+    )?;
+    if compacted.compaction == artdb::Compaction::SnapshotHeld {
+        outln!("  (compact kept the file as it is: the reader process holds an older checkpoint)")?;
+    }
+    let (pid, saw) = finish_reader_process(reader_process)?;
+    outln!(
+        "  reader process (pid {pid}, a read-only open beside this writer): {} snapshots, {} \
+         distinct committed states,\n    every one summed to {total}; its held first snapshot \
+         kept the opening balances through the commits, the checkpoint and the compaction",
+        saw.0,
+        saw.1
+    )?;
     Ok(())
+}
+
+/// Starts the reader process (`artdb demo-child --reader-ms`) and waits until it holds its first
+/// snapshot.
+fn spawn_reader_process(path: &Path) -> Result<KillOnDrop, Box<dyn std::error::Error>> {
+    let exe = std::env::current_exe()?;
+    let run_ms = (WRITERS_RUN + READER_EXTRA_RUN).as_millis() as u64;
+    let mut child = KillOnDrop(
+        Command::new(exe)
+            .arg("demo-child")
+            .arg("--path")
+            .arg(path)
+            .arg("--reader-ms")
+            .arg(run_ms.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?,
+    );
+    let stdout = child
+        .0
+        .stdout
+        .as_mut()
+        .ok_or("the reader process has no stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    if line.trim() != "READY" {
+        let mut error = String::new();
+        if let Some(stderr) = child.0.stderr.as_mut() {
+            let _ = stderr.read_to_string(&mut error);
+        }
+        return Err(format!("the reader process did not start: {line}{error}").into());
+    }
+    Ok(child)
+}
+
+/// Waits for the reader process; returns its pid and (snapshots, distinct states).
+fn finish_reader_process(
+    mut child: KillOnDrop,
+) -> Result<(u32, (u64, u64)), Box<dyn std::error::Error>> {
+    let pid = child.0.id();
+    let mut out = String::new();
+    if let Some(stdout) = child.0.stdout.as_mut() {
+        stdout.read_to_string(&mut out)?;
+    }
+    let status = child.0.wait()?;
+    let mut error = String::new();
+    if let Some(stderr) = child.0.stderr.as_mut() {
+        let _ = stderr.read_to_string(&mut error);
+    }
+    let saw = out
+        .lines()
+        .find_map(|line| {
+            let mut words = line.strip_prefix("SAW ")?.split_whitespace();
+            Some((words.next()?.parse().ok()?, words.next()?.parse().ok()?))
+        })
+        .ok_or_else(|| format!("the reader process failed ({status}): {out}{error}"))?;
+    Ok((pid, saw))
 }
 
 /// Kills the child process on drop (on every error path of the parent).
@@ -685,6 +772,9 @@ fn kill_child_and_recover(path: &Path) -> Result<Db, Box<dyn std::error::Error>>
 /// `artdb demo-child`: commits journal entries 1, 2, ... durably, each with a transfer, and
 /// prints each number after its commit returned, until killed (or `CHILD_MAX_RUN`).
 pub fn child(args: ChildArgs) -> DemoResult {
+    if let Some(ms) = args.reader_ms {
+        return reader_child(&args.path, Duration::from_millis(ms));
+    }
     let db = Db::open(&args.path, Options::default())?;
     let mut rng = StdRng::seed_from_u64(7);
     let options = WriteOptions::default().durability(Durability::Sync);
@@ -700,6 +790,37 @@ pub fn child(args: ChildArgs) -> DemoResult {
         outln!("{number}")?;
     }
     db.close()?;
+    Ok(())
+}
+
+/// The reader process: a read-only open beside the writer. It holds its first snapshot
+/// throughout (rescanned each round: the opening balances, whatever the writer's checkpoints and
+/// compaction do) and takes fresh ones, each of which must sum to the total; prints one line.
+fn reader_child(path: &Path, run: Duration) -> DemoResult {
+    let options = Options {
+        read_only: true,
+        ..Options::default()
+    };
+    let db = Db::open(path, options)?;
+    let held = db.read();
+    scan_accounts(&held, true)?;
+    outln!("READY")?;
+    let started = Instant::now();
+    let (mut snapshots, mut states) = (0u64, std::collections::HashSet::new());
+    while started.elapsed() < run {
+        scan_accounts(&held, true)?;
+        let fresh = db.read();
+        scan_accounts(&fresh, false)?;
+        let table = fresh.table(ACCOUNTS)?;
+        let mut state = std::collections::hash_map::DefaultHasher::new();
+        for pair in table.iter() {
+            let (_, value) = pair?;
+            std::hash::Hash::hash(value, &mut state);
+        }
+        states.insert(std::hash::Hasher::finish(&state));
+        snapshots += 1;
+    }
+    outln!("SAW {snapshots} {}", states.len())?;
     Ok(())
 }
 
