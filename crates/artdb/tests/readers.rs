@@ -330,3 +330,86 @@ fn a_reader_process_opens_beside_a_writer_and_sees_its_later_commits() {
     assert_eq!(db.stats().unwrap().txn.other_process_readers, 0);
     db.close().unwrap();
 }
+
+/// A reader handle follows a writer commit by commit (the log's new records replayed onto its
+/// view) and across checkpoints (a new view), matching a model after each durable commit; a
+/// `NoSync` commit shows only once a sync covers it.
+#[test]
+fn a_reader_follows_every_durable_commit_and_no_unsynced_one() {
+    use std::collections::BTreeMap;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("follow.artdb");
+    let db = Db::create(&path, Options::default()).unwrap();
+    db.create_table("t").unwrap();
+    let reader = Db::open(
+        &path,
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let mut model = BTreeMap::new();
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let rounds = 150 * scale();
+    for round in 0..rounds {
+        let mut batch = db.write().unwrap();
+        let sync = rng.below(4) != 0;
+        batch.set_durability(if sync {
+            Durability::Sync
+        } else {
+            Durability::NoSync
+        });
+        let mut pending = model.clone();
+        for _ in 0..1 + rng.below(20) {
+            let k = rng.below(300) as u32;
+            if rng.below(3) == 0 {
+                batch.remove("t", &key(k)).unwrap();
+                pending.remove(&key(k));
+            } else {
+                let v = format!("{round}:{k}").into_bytes();
+                batch.insert("t", &key(k), &v).unwrap();
+                pending.insert(key(k), v);
+            }
+        }
+        batch.commit().unwrap();
+        if sync {
+            model = pending;
+        } else if rng.below(2) == 0 {
+            db.sync().unwrap();
+            model = pending;
+        } else {
+            // Not durable yet: the reader shows the state before it (or, had an automatic
+            // checkpoint covered it, after it; none runs at this size).
+            let seen: BTreeMap<Vec<u8>, Vec<u8>> = reader
+                .read()
+                .table("t")
+                .unwrap()
+                .iter()
+                .map(|pair| {
+                    let (k, v) = pair.unwrap();
+                    (k, v.to_vec())
+                })
+                .collect();
+            assert_eq!(seen, model, "round {round}: an unsynced commit showed");
+            db.sync().unwrap();
+            model = pending;
+        }
+        if rng.below(30) == 0 {
+            db.checkpoint().unwrap();
+        }
+        let seen: BTreeMap<Vec<u8>, Vec<u8>> = reader
+            .read()
+            .table("t")
+            .unwrap()
+            .iter()
+            .map(|pair| {
+                let (k, v) = pair.unwrap();
+                (k, v.to_vec())
+            })
+            .collect();
+        assert_eq!(seen, model, "round {round}");
+    }
+    drop(reader);
+    db.close().unwrap();
+}

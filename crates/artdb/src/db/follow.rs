@@ -76,9 +76,22 @@ impl Follower {
     /// Opens the view again if the writer published a newer state; `Ok(true)` if it did.
     pub(crate) fn refresh(&self) -> Result<bool> {
         let mut view = self.current.lock();
-        let now = self.readers.published();
-        if now.is_none() || now == view.seen {
+        let Some(now) = self.readers.published() else {
             return Ok(false);
+        };
+        if Some(now) == view.seen {
+            return Ok(false);
+        }
+        if let Some(seen) = view.seen {
+            let same_log = now.generation == seen.generation && now.log_seq == seen.log_seq;
+            if same_log && now.durable_lsn > seen.durable_lsn && now.log_seq % 2 == 0 {
+                // Only new durable records: replay them onto this view (its slot still pins
+                // the same checkpoint). Anything unexpected opens afresh below.
+                if self.follow_log(&view.db, now).is_ok() {
+                    view.seen = Some(now);
+                    return Ok(true);
+                }
+            }
         }
         let mut last = None;
         for _ in 0..REFRESH_TRIES {
@@ -94,6 +107,36 @@ impl Follower {
             }
         }
         Err(last.unwrap_or(Error::Closed))
+    }
+}
+
+impl Follower {
+    /// Appends the log's bytes past what `db` read to its copy of the log, checks that the
+    /// writer did not rewrite the log meanwhile, and replays the records up to `now`'s durable
+    /// LSN into `db`, which publishes them.
+    fn follow_log(&self, db: &Db, now: PublishedWriter) -> Result<()> {
+        let recovery = {
+            let mut state = db.shared.writer.lock();
+            let end = crate::wal::LOG_DATA_START + state.wal.bytes();
+            let file = FileStorage::open_read_only_unlocked(&log_path(&self.path))?;
+            let len = file.len().map_err(Error::io("read the log length"))?;
+            let mut tail = vec![0u8; usize::try_from(len.saturating_sub(end)).unwrap_or(0)];
+            file.read_at(end, &mut tail)
+                .map_err(Error::io("read the log"))?;
+            let unchanged = self.readers.published().is_some_and(|after| {
+                after.generation == now.generation && after.log_seq == now.log_seq
+            });
+            if !unchanged {
+                return Err(Error::Closed);
+            }
+            state
+                .wal
+                .storage()
+                .write_at(end, &tail)
+                .map_err(Error::io("copy the log into memory"))?;
+            state.wal.follow(now.durable_lsn)?
+        };
+        db.recover(recovery)
     }
 }
 

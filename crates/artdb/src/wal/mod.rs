@@ -484,6 +484,64 @@ impl Wal {
         Ok(recovery)
     }
 
+    /// A reader beside a live writer: the records after the last one read, up to LSN `limit`
+    /// (durable, so each is whole and valid unless the log was rewritten meanwhile, which the
+    /// caller tells by the readers file: then it opens afresh). Reads only the log past `end`.
+    pub fn follow(&mut self, limit: u64) -> Result<Recovery> {
+        let mut recovery = Recovery::default();
+        if self.next_lsn > limit {
+            return Ok(recovery);
+        }
+        let len = self
+            .storage
+            .len()
+            .map_err(Error::io("read the log length"))?;
+        let region = usize::try_from(len.saturating_sub(self.end))
+            .map_err(|_| Error::FileTooLarge { len })?;
+        let mut bytes = vec![0u8; region];
+        self.storage
+            .read_at(self.end, &mut bytes)
+            .map_err(Error::io("read the log"))?;
+        let mut position = 0usize;
+        while self.next_lsn <= limit {
+            match self.parse_at(&bytes, position, self.next_lsn) {
+                Parsed::Record { header, total_len } => {
+                    let at = self.end + position as u64;
+                    let start = position + LOG_RECORD_HEADER_LEN;
+                    let payload = &bytes[start..start + header.payload_len as usize];
+                    let ops = decode_op_refs(payload, header.op_count, at, header.lsn)?;
+                    let bypass_generation = ops.iter().find_map(|op| match op {
+                        OpRef::Bypass { generation, .. } => Some(*generation),
+                        _ => None,
+                    });
+                    recovery.records.push(Recovered {
+                        lsn: header.lsn,
+                        at,
+                        op_count: header.op_count,
+                        payload: start..start + header.payload_len as usize,
+                        bypass_generation,
+                    });
+                    self.next_lsn = header.lsn + 1;
+                    self.records += 1;
+                    position += total_len;
+                }
+                Parsed::End | Parsed::Bad => {
+                    return Err(log_corruption(
+                        self.end + position as u64,
+                        self.next_lsn,
+                        format!(
+                            "record {} is not in the log although the writer published LSN                              {limit} as durable",
+                            self.next_lsn
+                        ),
+                    ))
+                }
+            }
+        }
+        self.end += position as u64;
+        recovery.log = bytes;
+        Ok(recovery)
+    }
+
     /// Under strict recovery: whether the failed bytes at `position` are the expected record,
     /// damaged or cut short, rather than bytes of an older cycle (which end the log). They are
     /// when their header names the expected LSN and they are no record of the previous cycles
