@@ -191,6 +191,24 @@ impl System {
         })
     }
 
+    /// Opens this system's database in `dir` as a reader beside a writer in another process:
+    /// artdb read-only (its readers file), LMDB as any environment (LMDB readers in any
+    /// process). Others cannot: redb before 4.5, fjall, sled and RocksDB's transaction
+    /// database lock their files against a second process; SQLite could, but W6 leaves it out.
+    pub fn open_reader(self, dir: &Path) -> Res<Box<dyn Kv>> {
+        Ok(match self {
+            System::Artdb => Box::new(artdb::ArtdbKv::open_reader(dir)?),
+            System::Lmdb => Box::new(lmdb::LmdbKv::open(dir)?),
+            other => {
+                return Err(format!(
+                    "{} cannot be read by another process beside its writer",
+                    other.name()
+                )
+                .into())
+            }
+        })
+    }
+
     /// What "durable" and "transaction" mean for this system in the tables' notes.
     pub fn note(self) -> &'static str {
         match self {

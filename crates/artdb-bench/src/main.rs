@@ -15,6 +15,7 @@ mod w3;
 mod w4;
 mod w5;
 mod w6;
+mod w6r;
 
 use clap::{Parser, Subcommand};
 
@@ -45,9 +46,23 @@ enum Workload {
     /// W6: redb's published comparison (bulk load, writes, reads, removals, sizes, open)
     /// against redb, LMDB, sled, fjall, SQLite (and RocksDB with the `rocksdb` feature).
     W6(w6::Args),
+    /// W6R: a reader process beside a writer process (artdb and LMDB), reads/s and commits/s
+    /// alone and together.
+    W6r(w6r::Args),
     /// Internal to W5: commit, then die by SIGKILL (the abandoned process of recovery_open_s).
     #[command(hide = true)]
     W5Abandon(w5::AbandonArgs),
+}
+
+/// A xorshift stream for W6R's child processes (seeded per process).
+pub(crate) fn w6r_rng(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
 }
 
 fn main() {
@@ -59,6 +74,7 @@ fn main() {
         Workload::W4(args) => w4::run(args),
         Workload::W5(args) => w5::run(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::W6(args) => w6::run(args).map_err(|e| e as Box<dyn std::error::Error>),
+        Workload::W6r(args) => w6r::run(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::W5Abandon(args) => w5::abandon(args).map_err(|e| e as Box<dyn std::error::Error>),
     };
     if let Err(error) = result {

@@ -82,7 +82,7 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn pair_key(i: u64, out: &mut Vec<u8>) {
+pub(crate) fn pair_key(i: u64, out: &mut Vec<u8>) {
     out.clear();
     for part in 0..3u64 {
         out.extend_from_slice(&mix(i.wrapping_mul(4).wrapping_add(part)).to_be_bytes());
@@ -90,11 +90,11 @@ fn pair_key(i: u64, out: &mut Vec<u8>) {
     debug_assert_eq!(out.len(), KEY_BYTES);
 }
 
-fn value_word(i: u64) -> u64 {
+pub(crate) fn value_word(i: u64) -> u64 {
     mix(i ^ 0x5555_0000_aaaa_ffff)
 }
 
-fn pair_value(i: u64, out: &mut Vec<u8>) {
+pub(crate) fn pair_value(i: u64, out: &mut Vec<u8>) {
     out.clear();
     let mut x = value_word(i);
     out.extend_from_slice(&x.to_le_bytes());

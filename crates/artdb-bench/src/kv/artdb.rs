@@ -49,6 +49,17 @@ impl ArtdbKv {
 }
 
 impl ArtdbKv {
+    /// Opens `dir/bench.artdb` read-only, beside a writer of another process.
+    pub fn open_reader(dir: &Path) -> Res<ArtdbKv> {
+        let options = Options {
+            read_only: true,
+            ..Options::default()
+        };
+        Ok(ArtdbKv {
+            db: Db::open(dir.join(FILE), options)?,
+        })
+    }
+
     /// Commits `txn` (durable when it returns: `Durability::Sync`); a conflict is an abort.
     fn commit_durably(&self, txn: Transaction) -> Res<Outcome> {
         match txn.commit() {
