@@ -80,6 +80,7 @@ pub mod fuzz;
 pub mod io;
 mod store;
 pub mod txn;
+mod verify_report;
 mod wal;
 
 pub use db::{
