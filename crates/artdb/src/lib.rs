@@ -80,6 +80,7 @@ pub mod fuzz;
 pub mod io;
 mod store;
 pub mod txn;
+pub mod typed;
 mod verify_report;
 mod wal;
 
@@ -89,6 +90,7 @@ pub use db::{
 };
 pub use error::{CorruptionKind, Error, FileRole, PoisonCause, Result};
 pub use txn::{Durability, Isolation, Transaction, TxnCursor, TxnIter, WriteOptions};
+pub use typed::{TableDefinition, TypedError};
 pub use wal::RecoveryMode;
 
 /// The README's Rust example, compiled and run as a doctest so that it stays true.

@@ -1,0 +1,254 @@
+//! Typed views of a table: [`ReadTable`] on a read snapshot, [`TxnTable`] on a write
+//! transaction, and [`TypedIter`], their ordered scans. Each call encodes its typed arguments
+//! and calls the bytes API; each pair read is decoded, and one that does not decode is
+//! [`TypedError::Decode`] naming the table.
+
+use super::encoding::encoded;
+use super::{Key, Part, TableDefinition, TypedError, Value};
+use crate::db::{Iter, ReadTxn, Table};
+use crate::error::Result;
+use crate::txn::{Transaction, TxnIter};
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+/// Encodes a typed range's bounds.
+fn encoded_bounds<'k, K: Key, R: RangeBounds<K::Ref<'k>>>(
+    range: &R,
+) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let own = |bound: Bound<&K::Ref<'k>>| match bound {
+        Bound::Included(key) => Bound::Included(encoded::<K>(key)),
+        Bound::Excluded(key) => Bound::Excluded(encoded::<K>(key)),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    (own(range.start_bound()), own(range.end_bound()))
+}
+
+/// Decodes a stored pair.
+fn decode_pair<K: Key, V: Value>(
+    table: &str,
+    key: &[u8],
+    value: &[u8],
+) -> std::result::Result<(K::Owned, V::Owned), TypedError> {
+    let key_owned =
+        K::decode(key).map_err(|error| TypedError::decode(table, Part::Key, key, error))?;
+    let value_owned = decode_value::<V>(table, value)?;
+    Ok((key_owned, value_owned))
+}
+
+fn decode_value<V: Value>(table: &str, value: &[u8]) -> std::result::Result<V::Owned, TypedError> {
+    V::decode(value).map_err(|error| TypedError::decode(table, Part::Value, value, error))
+}
+
+impl ReadTxn {
+    /// The table `definition` names, typed (see [`crate::typed`]);
+    /// [`crate::Error::TableNotFound`] if there is none.
+    pub fn typed_table<'n, K: Key, V: Value>(
+        &self,
+        definition: TableDefinition<'n, K, V>,
+    ) -> Result<ReadTable<'_, 'n, K, V>> {
+        Ok(ReadTable {
+            table: self.table(definition.name())?,
+            definition,
+        })
+    }
+}
+
+impl Transaction {
+    /// The table `definition` names, typed, as this transaction sees it (see
+    /// [`crate::typed`]). Taking one costs nothing: take it again for each table a step uses.
+    pub fn typed_table<'n, K: Key, V: Value>(
+        &mut self,
+        definition: TableDefinition<'n, K, V>,
+    ) -> TxnTable<'_, 'n, K, V> {
+        TxnTable {
+            txn: self,
+            definition,
+        }
+    }
+}
+
+/// A typed table of a read snapshot ([`ReadTxn::typed_table`]).
+pub struct ReadTable<'a, 'n, K: Key, V: Value> {
+    table: Table<'a>,
+    definition: TableDefinition<'n, K, V>,
+}
+
+impl<'a, 'n, K: Key, V: Value> ReadTable<'a, 'n, K, V> {
+    /// Number of keys.
+    pub fn len(&self) -> u64 {
+        self.table.len()
+    }
+
+    /// Whether the table has no keys.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: K::Ref<'_>) -> std::result::Result<Option<V::Owned>, TypedError> {
+        match self.table.get(&encoded::<K>(&key))? {
+            Some(value) => decode_value::<V>(self.definition.name(), value).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The pairs whose keys fall in `range` (typed bounds: `3..10`, `("a", 0)..`), in key
+    /// order, double-ended.
+    pub fn range<'k, R: RangeBounds<K::Ref<'k>>>(
+        &self,
+        range: R,
+    ) -> std::result::Result<TypedIter<'a, 'n, K, V>, TypedError> {
+        let bounds = encoded_bounds::<K, R>(&range);
+        Ok(TypedIter::new(
+            Inner::Read(self.table.range::<Vec<u8>, _>(bounds)),
+            self.definition.name(),
+        ))
+    }
+
+    /// All pairs in key order, double-ended.
+    pub fn iter(&self) -> TypedIter<'a, 'n, K, V> {
+        TypedIter::new(Inner::Read(self.table.iter()), self.definition.name())
+    }
+
+    /// The pair with the smallest key.
+    pub fn first(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+        self.iter().next().transpose()
+    }
+
+    /// The pair with the largest key.
+    pub fn last(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+        self.iter().next_back().transpose()
+    }
+}
+
+/// A typed table of a write transaction ([`Transaction::typed_table`]): reads see the
+/// transaction's own writes; writes are private to it until it commits.
+pub struct TxnTable<'t, 'n, K: Key, V: Value> {
+    txn: &'t mut Transaction,
+    definition: TableDefinition<'n, K, V>,
+}
+
+impl<'t, 'n, K: Key, V: Value> TxnTable<'t, 'n, K, V> {
+    /// The value of `key`.
+    pub fn get(&self, key: K::Ref<'_>) -> std::result::Result<Option<V::Owned>, TypedError> {
+        let name = self.definition.name();
+        match self.txn.get(name, &encoded::<K>(&key))? {
+            Some(value) => decode_value::<V>(name, value).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Sets `key` to `value`.
+    pub fn insert(&mut self, key: K::Ref<'_>, value: V::Ref<'_>) -> Result<()> {
+        let name = self.definition.name();
+        self.txn
+            .insert(name, &encoded::<K>(&key), &encoded::<V>(&value))
+    }
+
+    /// Sets `key` to `value` only if the transaction sees no value for it; true if it did
+    /// (see [`Transaction::insert_if_absent`]).
+    pub fn insert_if_absent(&mut self, key: K::Ref<'_>, value: V::Ref<'_>) -> Result<bool> {
+        let name = self.definition.name();
+        self.txn
+            .insert_if_absent(name, &encoded::<K>(&key), &encoded::<V>(&value))
+    }
+
+    /// Removes `key`; true if the transaction saw a value for it.
+    pub fn remove(&mut self, key: K::Ref<'_>) -> Result<bool> {
+        self.txn.remove(self.definition.name(), &encoded::<K>(&key))
+    }
+
+    /// Number of keys as the transaction sees them.
+    pub fn len(&self) -> Result<u64> {
+        self.txn.len(self.definition.name())
+    }
+
+    /// Whether the transaction sees no keys.
+    pub fn is_empty(&self) -> Result<bool> {
+        self.len().map(|len| len == 0)
+    }
+
+    /// The pairs whose keys fall in `range` (typed bounds), in key order, double-ended.
+    pub fn range<'k, R: RangeBounds<K::Ref<'k>>>(
+        &self,
+        range: R,
+    ) -> std::result::Result<TypedIter<'_, 'n, K, V>, TypedError> {
+        let bounds = encoded_bounds::<K, R>(&range);
+        let inner = self
+            .txn
+            .range::<Vec<u8>, _>(self.definition.name(), bounds)?;
+        Ok(TypedIter::new(Inner::Txn(inner), self.definition.name()))
+    }
+
+    /// All pairs in key order, double-ended.
+    pub fn iter(&self) -> std::result::Result<TypedIter<'_, 'n, K, V>, TypedError> {
+        let inner = self.txn.iter(self.definition.name())?;
+        Ok(TypedIter::new(Inner::Txn(inner), self.definition.name()))
+    }
+
+    /// The pair with the smallest key.
+    pub fn first(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+        self.iter()?.next().transpose()
+    }
+
+    /// The pair with the largest key.
+    pub fn last(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+        self.iter()?.next_back().transpose()
+    }
+}
+
+/// The bytes scan under a [`TypedIter`].
+enum Inner<'a> {
+    Read(Iter<'a>),
+    Txn(TxnIter<'a>),
+}
+
+/// Decoded pairs of a typed table in key order, from either end: `Result<(K::Owned,
+/// V::Owned), TypedError>`.
+pub struct TypedIter<'a, 'n, K: Key, V: Value> {
+    inner: Inner<'a>,
+    table: &'n str,
+    types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<'a, 'n, K: Key, V: Value> TypedIter<'a, 'n, K, V> {
+    fn new(inner: Inner<'a>, table: &'n str) -> TypedIter<'a, 'n, K, V> {
+        TypedIter {
+            inner,
+            table,
+            types: PhantomData,
+        }
+    }
+
+    fn decode(
+        &self,
+        item: Option<Result<(Vec<u8>, &'a [u8])>>,
+    ) -> Option<std::result::Result<(K::Owned, V::Owned), TypedError>> {
+        Some(match item? {
+            Ok((key, value)) => decode_pair::<K, V>(self.table, &key, value),
+            Err(error) => Err(TypedError::Db(error)),
+        })
+    }
+}
+
+impl<K: Key, V: Value> Iterator for TypedIter<'_, '_, K, V> {
+    type Item = std::result::Result<(K::Owned, V::Owned), TypedError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = match &mut self.inner {
+            Inner::Read(iter) => iter.next(),
+            Inner::Txn(iter) => iter.next(),
+        };
+        self.decode(item)
+    }
+}
+
+impl<K: Key, V: Value> DoubleEndedIterator for TypedIter<'_, '_, K, V> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let item = match &mut self.inner {
+            Inner::Read(iter) => iter.next_back(),
+            Inner::Txn(iter) => iter.next_back(),
+        };
+        self.decode(item)
+    }
+}
