@@ -40,7 +40,7 @@
 //! assert_eq!(orders.get(("bob", 2))?, Some(1_250));
 //! // Alice's orders, in order-number order (9 before 10: numbers, not text).
 //! let alices: Vec<((String, u32), u64)> = orders
-//!     .range(("alice", 0)..=("alice", u32::MAX))?
+//!     .range(("alice", 0)..=("alice", u32::MAX))
 //!     .collect::<Result<_, _>>()?;
 //! assert_eq!(alices, [(("alice".into(), 9), 4_000), (("alice".into(), 10), 300)]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -62,6 +62,12 @@ use crate::{ReadTxn, Transaction};
 
 use std::fmt;
 use std::marker::PhantomData;
+
+/// A typed table's read result: a value, or a [`TypedError`].
+pub type TypedResult<T> = std::result::Result<T, TypedError>;
+
+/// A decoded pair of a table whose keys are `K`s and values `V`s.
+pub type TypedPair<K, V> = (<K as Value>::Owned, <V as Value>::Owned);
 
 /// A table's name with the types of its keys and values; `Copy`, so a `const` of it is the
 /// usual way to name a table once (see the module docs).

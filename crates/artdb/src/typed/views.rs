@@ -4,7 +4,7 @@
 //! [`TypedError::Decode`] naming the table.
 
 use super::encoding::encoded;
-use super::{Key, Part, TableDefinition, TypedError, Value};
+use super::{Key, Part, TableDefinition, TypedError, TypedPair, TypedResult, Value};
 use crate::db::{Iter, ReadTxn, Table};
 use crate::error::Result;
 use crate::txn::{Transaction, TxnIter};
@@ -28,14 +28,14 @@ fn decode_pair<K: Key, V: Value>(
     table: &str,
     key: &[u8],
     value: &[u8],
-) -> std::result::Result<(K::Owned, V::Owned), TypedError> {
+) -> TypedResult<TypedPair<K, V>> {
     let key_owned =
         K::decode(key).map_err(|error| TypedError::decode(table, Part::Key, key, error))?;
     let value_owned = decode_value::<V>(table, value)?;
     Ok((key_owned, value_owned))
 }
 
-fn decode_value<V: Value>(table: &str, value: &[u8]) -> std::result::Result<V::Owned, TypedError> {
+fn decode_value<V: Value>(table: &str, value: &[u8]) -> TypedResult<V::Owned> {
     V::decode(value).map_err(|error| TypedError::decode(table, Part::Value, value, error))
 }
 
@@ -85,7 +85,7 @@ impl<'a, 'n, K: Key, V: Value> ReadTable<'a, 'n, K, V> {
     }
 
     /// The value of `key`.
-    pub fn get(&self, key: K::Ref<'_>) -> std::result::Result<Option<V::Owned>, TypedError> {
+    pub fn get(&self, key: K::Ref<'_>) -> TypedResult<Option<V::Owned>> {
         match self.table.get(&encoded::<K>(&key))? {
             Some(value) => decode_value::<V>(self.definition.name(), value).map(Some),
             None => Ok(None),
@@ -94,15 +94,12 @@ impl<'a, 'n, K: Key, V: Value> ReadTable<'a, 'n, K, V> {
 
     /// The pairs whose keys fall in `range` (typed bounds: `3..10`, `("a", 0)..`), in key
     /// order, double-ended.
-    pub fn range<'k, R: RangeBounds<K::Ref<'k>>>(
-        &self,
-        range: R,
-    ) -> std::result::Result<TypedIter<'a, 'n, K, V>, TypedError> {
+    pub fn range<'k, R: RangeBounds<K::Ref<'k>>>(&self, range: R) -> TypedIter<'a, 'n, K, V> {
         let bounds = encoded_bounds::<K, R>(&range);
-        Ok(TypedIter::new(
+        TypedIter::new(
             Inner::Read(self.table.range::<Vec<u8>, _>(bounds)),
             self.definition.name(),
-        ))
+        )
     }
 
     /// All pairs in key order, double-ended.
@@ -111,12 +108,12 @@ impl<'a, 'n, K: Key, V: Value> ReadTable<'a, 'n, K, V> {
     }
 
     /// The pair with the smallest key.
-    pub fn first(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+    pub fn first(&self) -> TypedResult<Option<TypedPair<K, V>>> {
         self.iter().next().transpose()
     }
 
     /// The pair with the largest key.
-    pub fn last(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+    pub fn last(&self) -> TypedResult<Option<TypedPair<K, V>>> {
         self.iter().next_back().transpose()
     }
 }
@@ -130,7 +127,7 @@ pub struct TxnTable<'t, 'n, K: Key, V: Value> {
 
 impl<'t, 'n, K: Key, V: Value> TxnTable<'t, 'n, K, V> {
     /// The value of `key`.
-    pub fn get(&self, key: K::Ref<'_>) -> std::result::Result<Option<V::Owned>, TypedError> {
+    pub fn get(&self, key: K::Ref<'_>) -> TypedResult<Option<V::Owned>> {
         let name = self.definition.name();
         match self.txn.get(name, &encoded::<K>(&key))? {
             Some(value) => decode_value::<V>(name, value).map(Some),
@@ -172,7 +169,7 @@ impl<'t, 'n, K: Key, V: Value> TxnTable<'t, 'n, K, V> {
     pub fn range<'k, R: RangeBounds<K::Ref<'k>>>(
         &self,
         range: R,
-    ) -> std::result::Result<TypedIter<'_, 'n, K, V>, TypedError> {
+    ) -> TypedResult<TypedIter<'_, 'n, K, V>> {
         let bounds = encoded_bounds::<K, R>(&range);
         let inner = self
             .txn
@@ -181,30 +178,32 @@ impl<'t, 'n, K: Key, V: Value> TxnTable<'t, 'n, K, V> {
     }
 
     /// All pairs in key order, double-ended.
-    pub fn iter(&self) -> std::result::Result<TypedIter<'_, 'n, K, V>, TypedError> {
+    pub fn iter(&self) -> TypedResult<TypedIter<'_, 'n, K, V>> {
         let inner = self.txn.iter(self.definition.name())?;
         Ok(TypedIter::new(Inner::Txn(inner), self.definition.name()))
     }
 
     /// The pair with the smallest key.
-    pub fn first(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+    pub fn first(&self) -> TypedResult<Option<TypedPair<K, V>>> {
         self.iter()?.next().transpose()
     }
 
     /// The pair with the largest key.
-    pub fn last(&self) -> std::result::Result<Option<(K::Owned, V::Owned)>, TypedError> {
+    pub fn last(&self) -> TypedResult<Option<TypedPair<K, V>>> {
         self.iter()?.next_back().transpose()
     }
 }
 
-/// The bytes scan under a [`TypedIter`].
+/// The bytes scan under a [`TypedIter`]. One lives per scan, so its size matters less than
+/// the allocation that boxing the larger variant would add to every scan.
+#[allow(clippy::large_enum_variant)]
 enum Inner<'a> {
     Read(Iter<'a>),
     Txn(TxnIter<'a>),
 }
 
 /// Decoded pairs of a typed table in key order, from either end: `Result<(K::Owned,
-/// V::Owned), TypedError>`.
+/// V::Owned)>`.
 pub struct TypedIter<'a, 'n, K: Key, V: Value> {
     inner: Inner<'a>,
     table: &'n str,
@@ -223,7 +222,7 @@ impl<'a, 'n, K: Key, V: Value> TypedIter<'a, 'n, K, V> {
     fn decode(
         &self,
         item: Option<Result<(Vec<u8>, &'a [u8])>>,
-    ) -> Option<std::result::Result<(K::Owned, V::Owned), TypedError>> {
+    ) -> Option<TypedResult<TypedPair<K, V>>> {
         Some(match item? {
             Ok((key, value)) => decode_pair::<K, V>(self.table, &key, value),
             Err(error) => Err(TypedError::Db(error)),
@@ -232,7 +231,7 @@ impl<'a, 'n, K: Key, V: Value> TypedIter<'a, 'n, K, V> {
 }
 
 impl<K: Key, V: Value> Iterator for TypedIter<'_, '_, K, V> {
-    type Item = std::result::Result<(K::Owned, V::Owned), TypedError>;
+    type Item = TypedResult<TypedPair<K, V>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let item = match &mut self.inner {
