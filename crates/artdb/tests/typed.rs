@@ -449,3 +449,50 @@ fn typed_and_bytes_views_share_one_table() {
     assert_eq!(names, ["alice", "bob"]);
     assert_eq!(users.range("b"..).count(), 1);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 24 * artdb_testkit::scale() as u32,
+        ..ProptestConfig::default()
+    })]
+
+    /// A write batch's typed view returns what `BTreeMap` returns: the previous value from
+    /// `insert`, the removed one from `remove`, and its own writes from `get`.
+    #[test]
+    fn batch_tables_match_the_model(txns in txns((text(), -2i64..2), signed())) {
+        const PAIRS: TableDefinition<(&str, i64), i64> = TableDefinition::new("pairs");
+        let (_storage, db) = memory_db();
+        db.create_table(PAIRS.name()).unwrap();
+        let mut model: BTreeMap<(String, i64), i64> = BTreeMap::new();
+        for txn_case in &txns {
+            let mut seen = model.clone();
+            let mut batch = db.write().unwrap();
+            let mut table = batch.typed_table(PAIRS);
+            for change in &txn_case.changes {
+                match change {
+                    Change::Insert(key, value) => {
+                        let previous = table.insert((&key.0, key.1), *value).unwrap();
+                        prop_assert_eq!(previous, seen.insert(key.clone(), *value));
+                    }
+                    Change::Remove(key) => {
+                        let removed = table.remove((&key.0, key.1)).unwrap();
+                        prop_assert_eq!(removed, seen.remove(key));
+                    }
+                }
+                let (Change::Insert(key, _) | Change::Remove(key)) = change;
+                prop_assert_eq!(table.get((&key.0, key.1)).unwrap(), seen.get(key).copied());
+            }
+            prop_assert_eq!(table.len().unwrap(), seen.len() as u64);
+            if txn_case.commit {
+                batch.commit().unwrap();
+                model = seen;
+            } else {
+                drop(batch); // a batch dropped without commit is discarded
+            }
+            let read = db.read();
+            let all: Vec<_> = read.typed_table(PAIRS).unwrap().iter().map(Result::unwrap).collect();
+            let expected: Vec<_> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            prop_assert_eq!(all, expected);
+        }
+    }
+}

@@ -46,16 +46,30 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! In a [`Db::transact`](crate::Db::transact) body, whose error type is [`crate::Error`], the
-//! typed writes (`insert`, `remove`) return that type; the typed reads return [`TypedError`],
-//! which a decode failure needs: convert it with [`TypedError::into_db_error`], or use
-//! [`Db::begin_write`](crate::Db::begin_write) and a body of your own error type.
+//! In a [`Db::transact`](crate::Db::transact) body, whose error type is [`crate::Error`], `?`
+//! converts a typed read's [`TypedError`] to it ([`TypedError::into_db_error`]: a decode
+//! failure becomes [`crate::Error::Tree`] with its message, and is not retried):
+//!
+//! ```
+//! # use artdb::{Db, Options, TableDefinition};
+//! const STOCK: TableDefinition<&str, u32> = TableDefinition::new("stock");
+//! # let dir = tempfile::tempdir()?;
+//! # let db = Db::open_or_create(dir.path().join("stock.artdb"), Options::default())?;
+//! # db.create_table_if_missing(STOCK.name())?;
+//! db.transact(|txn| {
+//!     let mut stock = txn.typed_table(STOCK);
+//!     let pears = stock.get("pears")?.unwrap_or(0);
+//!     stock.insert("pears", pears + 12)
+//! })?;
+//! assert_eq!(db.read().typed_table(STOCK)?.get("pears")?, Some(12));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod encoding;
 mod views;
 
 pub use encoding::{Key, Value};
-pub use views::{ReadTable, TxnTable, TypedIter};
+pub use views::{BatchTable, ReadTable, TxnTable, TypedIter};
 
 #[cfg(doc)]
 use crate::{ReadTxn, Transaction};
@@ -255,6 +269,13 @@ impl TypedError {
             bytes: bytes[..bytes.len().min(DECODE_ERROR_BYTES_MAX)].to_vec(),
             error,
         }
+    }
+}
+
+/// For `?` in a [`crate::Db::transact`] body: see [`TypedError::into_db_error`].
+impl From<TypedError> for crate::Error {
+    fn from(error: TypedError) -> crate::Error {
+        error.into_db_error()
     }
 }
 

@@ -1,11 +1,11 @@
 //! Typed views of a table: [`ReadTable`] on a read snapshot, [`TxnTable`] on a write
-//! transaction, and [`TypedIter`], their ordered scans. Each call encodes its typed arguments
+//! transaction, [`BatchTable`] on a write batch, and [`TypedIter`], the ordered scans. Each call encodes its typed arguments
 //! and calls the bytes API; each pair read is decoded, and one that does not decode is
 //! [`TypedError::Decode`] naming the table.
 
 use super::encoding::encoded;
 use super::{Key, Part, TableDefinition, TypedError, TypedPair, TypedResult, Value};
-use crate::db::{Iter, ReadTxn, Table};
+use crate::db::{Iter, ReadTxn, Table, WriteTxn};
 use crate::error::Result;
 use crate::txn::{Transaction, TxnIter};
 use std::marker::PhantomData;
@@ -64,6 +64,84 @@ impl Transaction {
             txn: self,
             definition,
         }
+    }
+}
+
+impl<'db> WriteTxn<'db> {
+    /// The table `definition` names, typed, as this write batch sees it (see
+    /// [`crate::typed`]). Taking one costs nothing.
+    pub fn typed_table<'n, K: Key, V: Value>(
+        &mut self,
+        definition: TableDefinition<'n, K, V>,
+    ) -> BatchTable<'_, 'db, 'n, K, V> {
+        BatchTable {
+            batch: self,
+            definition,
+        }
+    }
+}
+
+/// A typed table of a write batch ([`WriteTxn::typed_table`], of [`crate::Db::write`]).
+///
+/// ```
+/// use artdb::{Db, Options, TableDefinition};
+/// const COUNTS: TableDefinition<&str, u64> = TableDefinition::new("counts");
+/// # let dir = tempfile::tempdir()?;
+/// let db = Db::open_or_create(dir.path().join("counts.artdb"), Options::default())?;
+/// let mut batch = db.write()?;
+/// batch.create_table(COUNTS.name())?;
+/// let mut counts = batch.typed_table(COUNTS);
+/// for word in "a rose is a rose".split(' ') {
+///     let count = counts.get(word)?.unwrap_or(0);
+///     counts.insert(word, count + 1)?;
+/// }
+/// assert_eq!(counts.get("rose")?, Some(2));
+/// batch.commit()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BatchTable<'b, 'db, 'n, K: Key, V: Value> {
+    batch: &'b mut WriteTxn<'db>,
+    definition: TableDefinition<'n, K, V>,
+}
+
+impl<K: Key, V: Value> BatchTable<'_, '_, '_, K, V> {
+    /// The value of `key` (the batch's own writes included).
+    pub fn get(&self, key: K::Ref<'_>) -> TypedResult<Option<V::Owned>> {
+        let name = self.definition.name();
+        match self.batch.get(name, &encoded::<K>(&key))? {
+            Some(value) => decode_value::<V>(name, &value).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Sets `key` to `value`; returns the previous value.
+    pub fn insert(&mut self, key: K::Ref<'_>, value: V::Ref<'_>) -> TypedResult<Option<V::Owned>> {
+        let name = self.definition.name();
+        let previous = self
+            .batch
+            .insert(name, &encoded::<K>(&key), &encoded::<V>(&value))?;
+        previous
+            .map(|bytes| decode_value::<V>(name, &bytes))
+            .transpose()
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove(&mut self, key: K::Ref<'_>) -> TypedResult<Option<V::Owned>> {
+        let name = self.definition.name();
+        let previous = self.batch.remove(name, &encoded::<K>(&key))?;
+        previous
+            .map(|bytes| decode_value::<V>(name, &bytes))
+            .transpose()
+    }
+
+    /// Number of keys as the batch sees them.
+    pub fn len(&self) -> Result<u64> {
+        self.batch.len(self.definition.name())
+    }
+
+    /// Whether the batch sees no keys.
+    pub fn is_empty(&self) -> Result<bool> {
+        self.len().map(|len| len == 0)
     }
 }
 
