@@ -58,6 +58,9 @@
 //! it), meant for one loader or maintenance job at a time; [`Db::bulk_load`] for sorted input
 //! into an empty table. Python's `db.write()` is Rust's `begin_write`.
 //!
+//! Typed tables: [`typed`] ([`TableDefinition`]) stores Rust types as keys and values on
+//! `artdb-key`'s order-preserving encodings, scanned in the order of the values.
+//!
 //! # Durability
 //! Every commit appends one record to the write-ahead log. With [`Durability::Sync`] (the
 //! default) `commit` returns after the record is on stable storage (concurrent committers share

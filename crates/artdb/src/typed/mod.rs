@@ -85,6 +85,17 @@ pub type TypedPair<K, V> = (<K as Value>::Owned, <V as Value>::Owned);
 
 /// A table's name with the types of its keys and values; `Copy`, so a `const` of it is the
 /// usual way to name a table once (see the module docs).
+///
+/// ```
+/// use artdb::TableDefinition;
+/// // Sensor readings by (sensor id, time in ms), each a fixed array of three samples.
+/// const READINGS: TableDefinition<(u32, i64), [f32; 3]> = TableDefinition::new("readings");
+/// assert_eq!(READINGS.name(), "readings");
+/// assert_eq!(
+///     format!("{READINGS:?}"),
+///     r#"TableDefinition<(u32, i64), [f32; 3]>("readings")"#
+/// );
+/// ```
 pub struct TableDefinition<'n, K: Key, V: Value> {
     name: &'n str,
     types: PhantomData<fn() -> (K, V)>,
@@ -230,6 +241,23 @@ pub enum Part {
 
 /// The error of a typed table's reads: the engine's, or a stored pair that does not decode as
 /// the definition's types.
+///
+/// ```
+/// use artdb::typed::Part;
+/// use artdb::{Db, Options, TableDefinition, TypedError};
+/// # let dir = tempfile::tempdir()?;
+/// let db = Db::open_or_create(dir.path().join("t.artdb"), Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| txn.insert("t", b"k", b"not eight bytes"))?;
+/// const AS_U64: TableDefinition<&[u8], u64> = TableDefinition::new("t");
+/// match db.read().typed_table(AS_U64)?.get(b"k") {
+///     Err(TypedError::Decode { part: Part::Value, error, .. }) => {
+///         assert_eq!(error.to_string(), "the u64 field at byte 0 takes 8 bytes, but 15 are there");
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TypedError {

@@ -146,6 +146,27 @@ impl<K: Key, V: Value> BatchTable<'_, '_, '_, K, V> {
 }
 
 /// A typed table of a read snapshot ([`ReadTxn::typed_table`]).
+///
+/// ```
+/// use artdb::{Db, Options, TableDefinition};
+/// const TEMPERATURES: TableDefinition<i16, f64> = TableDefinition::new("temperatures");
+/// # let dir = tempfile::tempdir()?;
+/// let db = Db::open_or_create(dir.path().join("t.artdb"), Options::default())?;
+/// db.create_table(TEMPERATURES.name())?;
+/// db.transact(|txn| {
+///     let mut table = txn.typed_table(TEMPERATURES);
+///     for (year, celsius) in [(-300, 14.1), (1900, 13.7), (2020, 14.9)] {
+///         table.insert(year, celsius)?;
+///     }
+///     Ok(())
+/// })?;
+/// let read = db.read();
+/// let table = read.typed_table(TEMPERATURES)?;
+/// // Signed keys sort as numbers: -300 first. The newest year, from the back:
+/// assert_eq!(table.first()?, Some((-300, 14.1)));
+/// assert_eq!(table.range(..2000).next_back().transpose()?, Some((1900, 13.7)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct ReadTable<'a, 'n, K: Key, V: Value> {
     table: Table<'a>,
     definition: TableDefinition<'n, K, V>,
@@ -198,6 +219,23 @@ impl<'a, 'n, K: Key, V: Value> ReadTable<'a, 'n, K, V> {
 
 /// A typed table of a write transaction ([`Transaction::typed_table`]): reads see the
 /// transaction's own writes; writes are private to it until it commits.
+///
+/// ```
+/// use artdb::{Db, Options, TableDefinition, WriteOptions};
+/// // Seats by (row, letter as an ASCII byte): whether the seat is booked.
+/// const SEATS: TableDefinition<(u8, u8), bool> = TableDefinition::new("seats");
+/// # let dir = tempfile::tempdir()?;
+/// let db = Db::open_or_create(dir.path().join("t.artdb"), Options::default())?;
+/// db.create_table(SEATS.name())?;
+/// let mut txn = db.begin_write(WriteOptions::default())?;
+/// let mut seats = txn.typed_table(SEATS);
+/// assert!(seats.insert_if_absent((12, b'C'), true)?);
+/// assert!(!seats.insert_if_absent((12, b'C'), false)?); // taken
+/// assert_eq!(seats.get((12, b'C'))?, Some(true));
+/// assert_eq!(seats.range((12, 0)..(13, 0))?.count(), 1);
+/// txn.commit()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TxnTable<'t, 'n, K: Key, V: Value> {
     txn: &'t mut Transaction,
     definition: TableDefinition<'n, K, V>,
