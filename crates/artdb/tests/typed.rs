@@ -496,3 +496,70 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 24 * artdb_testkit::scale() as u32,
+        ..ProptestConfig::default()
+    })]
+
+    /// `prefix(first)` of a tuple key is every key whose first field is `first`, both ways, on
+    /// a snapshot and in a transaction with writes of its own (strings with zero bytes and
+    /// strings that are prefixes of others included: "a" must not select "ab").
+    #[test]
+    fn prefix_selects_the_keys_with_that_first_field(
+        committed in proptest::collection::vec(((text(), text()), any::<u8>()), 0..30),
+        pending in proptest::collection::vec(((text(), text()), any::<u8>()), 0..10),
+        firsts in proptest::collection::vec(text(), 1..5),
+        reverse in any::<bool>(),
+    ) {
+        const NAMES: TableDefinition<(&str, &str), u8> = TableDefinition::new("names");
+        let (_storage, db) = memory_db();
+        db.create_table(NAMES.name()).unwrap();
+        let mut model = BTreeMap::new();
+        db.transact(|txn| {
+            let mut table = txn.typed_table(NAMES);
+            for ((a, b), v) in &committed {
+                table.insert((a, b), *v)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        for ((a, b), v) in &committed {
+            model.insert((a.clone(), b.clone()), *v);
+        }
+        let select = |model: &BTreeMap<(String, String), u8>, first: &str| {
+            let mut pairs: Vec<_> = model
+                .iter()
+                .filter(|((a, _), _)| a == first)
+                .map(|(k, v)| (k.clone(), *v))
+                .collect();
+            if reverse {
+                pairs.reverse();
+            }
+            pairs
+        };
+        let collect = |iter: artdb::typed::TypedIter<'_, '_, (&str, &str), u8>| -> Vec<_> {
+            if reverse {
+                iter.rev().map(Result::unwrap).collect()
+            } else {
+                iter.map(Result::unwrap).collect()
+            }
+        };
+        let read = db.read();
+        let table = read.typed_table(NAMES).unwrap();
+        for first in &firsts {
+            prop_assert_eq!(collect(table.prefix(first)), select(&model, first));
+        }
+        let mut txn = db.begin_write(WriteOptions::default()).unwrap();
+        let mut table = txn.typed_table(NAMES);
+        let mut seen = model.clone();
+        for ((a, b), v) in &pending {
+            table.insert((a, b), *v).unwrap();
+            seen.insert((a.clone(), b.clone()), *v);
+        }
+        for first in firsts.iter().chain(pending.iter().map(|((a, _), _)| a)) {
+            prop_assert_eq!(collect(table.prefix(first).unwrap()), select(&seen, first));
+        }
+    }
+}

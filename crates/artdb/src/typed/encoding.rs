@@ -95,6 +95,21 @@ pub trait Key: Value {
     fn decode_field(bytes: &[u8]) -> Result<(Self::Owned, usize), DecodeError>;
 }
 
+/// A tuple key, whose first field can select a run of keys: every key whose first field is a
+/// given value sorts together (the field is self-delimiting), so [`crate::typed::ReadTable::prefix`]
+/// scans them as one range.
+pub trait Tuple: Key {
+    /// The type of the first field.
+    type First: Key;
+}
+
+/// The encoded prefix every key whose first field is `first` starts with.
+pub(super) fn first_field_prefix<K: Tuple>(first: &<K::First as Value>::Ref<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    K::First::encode_field(first, &mut out);
+    out
+}
+
 macro_rules! scalar_type {
     ($ty:ty, $width:literal, $encode:path, $decode:path) => {
         impl Value for $ty {
@@ -347,6 +362,10 @@ macro_rules! tuple_type {
                 let last = $last::decode(rest).map_err(|error| error.shifted(at))?;
                 Ok(($($field,)+ last))
             }
+        }
+
+        impl<$($field: Key,)+ $last: Key> Tuple for ($($field,)+ $last) {
+            type First = A;
         }
 
         impl<$($field: Key,)+ $last: Key> Key for ($($field,)+ $last) {

@@ -14,8 +14,9 @@
 //!
 //! Built in: integers `u8`..`u128`, `i8`..`i128`; `f32`, `f64` (ordered by `total_cmp`);
 //! `bool`; `()`; `String` and `&str` (read as `String`); `Vec<u8>` and `&[u8]` (read as
-//! `Vec<u8>`); fixed arrays `[T; N]` of keys; tuples of two to six keys. A type of your own
-//! implements [`Value`] (and [`Key`] to be a key): see the example at [`Key`].
+//! `Vec<u8>`); fixed arrays `[T; N]` of keys; tuples of two to six keys (scanned by their
+//! first field with `prefix`, see [`Tuple`]). A type of your own implements [`Value`] (and
+//! [`Key`] to be a key): see the example at [`Key`].
 //!
 //! ```
 //! use artdb::typed::TableDefinition;
@@ -43,6 +44,8 @@
 //!     .range(("alice", 0)..=("alice", u32::MAX))
 //!     .collect::<Result<_, _>>()?;
 //! assert_eq!(alices, [(("alice".into(), 9), 4_000), (("alice".into(), 10), 300)]);
+//! // The same, by the first field of the tuple key.
+//! assert_eq!(orders.prefix("alice").count(), 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -68,7 +71,7 @@
 pub mod encoding;
 mod views;
 
-pub use encoding::{Key, Value};
+pub use encoding::{Key, Tuple, Value};
 pub use views::{BatchTable, ReadTable, TxnTable, TypedIter};
 
 #[cfg(doc)]

@@ -3,7 +3,7 @@
 //! and calls the bytes API; each pair read is decoded, and one that does not decode is
 //! [`TypedError::Decode`] naming the table.
 
-use super::encoding::encoded;
+use super::encoding::{encoded, first_field_prefix, Tuple};
 use super::{Key, Part, TableDefinition, TypedError, TypedPair, TypedResult, Value};
 use crate::db::{Iter, ReadTxn, Table, WriteTxn};
 use crate::error::Result;
@@ -201,6 +201,19 @@ impl<'a, 'n, K: Key, V: Value> ReadTable<'a, 'n, K, V> {
         )
     }
 
+    /// The pairs whose key's first field is `first` (a tuple key), in key order,
+    /// double-ended: `prefix("alice")` of `(&str, u32)` keys is every `("alice", _)`.
+    pub fn prefix(&self, first: <K::First as Value>::Ref<'_>) -> TypedIter<'a, 'n, K, V>
+    where
+        K: Tuple,
+    {
+        let prefix = first_field_prefix::<K>(&first);
+        TypedIter::new(
+            Inner::Read(self.table.prefix(&prefix)),
+            self.definition.name(),
+        )
+    }
+
     /// All pairs in key order, double-ended.
     pub fn iter(&self) -> TypedIter<'a, 'n, K, V> {
         TypedIter::new(Inner::Read(self.table.iter()), self.definition.name())
@@ -290,6 +303,20 @@ impl<'t, 'n, K: Key, V: Value> TxnTable<'t, 'n, K, V> {
         let inner = self
             .txn
             .range::<Vec<u8>, _>(self.definition.name(), bounds)?;
+        Ok(TypedIter::new(Inner::Txn(inner), self.definition.name()))
+    }
+
+    /// The pairs whose key's first field is `first` (a tuple key), in key order, double-ended
+    /// (see [`ReadTable::prefix`]).
+    pub fn prefix(
+        &self,
+        first: <K::First as Value>::Ref<'_>,
+    ) -> TypedResult<TypedIter<'_, 'n, K, V>>
+    where
+        K: Tuple,
+    {
+        let prefix = first_field_prefix::<K>(&first);
+        let inner = self.txn.prefix(self.definition.name(), &prefix)?;
         Ok(TypedIter::new(Inner::Txn(inner), self.definition.name()))
     }
 
