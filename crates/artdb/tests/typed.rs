@@ -352,6 +352,9 @@ proptest! {
         let _ = u128::decode(&input);
         let _ = bool::decode(&input);
         let _ = String::decode(&input);
+        prop_assert_eq!(<[u8; 0] as Value>::decode(&input).is_ok(), input.is_empty());
+        prop_assert_eq!(<() as Value>::decode(&input).is_ok(), input.is_empty());
+        prop_assert_eq!(u32::decode(&input).is_ok(), input.len() == 4);
     }
 }
 

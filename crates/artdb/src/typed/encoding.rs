@@ -288,7 +288,10 @@ impl<T: Key, const N: usize> Value for [T; N] {
     }
 
     fn decode(bytes: &[u8]) -> Result<[T::Owned; N], DecodeError> {
-        decode_array::<T, N>(bytes, true).map(|(array, _)| array)
+        let (array, used) = decode_array::<T, N>(bytes, true)?;
+        // Only an empty array can leave bytes over: a last element consumes the rest.
+        DecodeError::expect_end::<[T; N]>(bytes, used)?;
+        Ok(array)
     }
 }
 
@@ -322,9 +325,10 @@ fn decode_array<T: Key, const N: usize>(
             at += used;
         }
     }
+    // Exactly N elements were pushed, so the conversion succeeds; the error keeps it total.
     let array: [T::Owned; N] = elements
         .try_into()
-        .map_err(|_| DecodeError::length::<[T; N]>(N, 0))?;
+        .map_err(|_| DecodeError::invalid::<[T; N]>("wrong element count"))?;
     Ok((array, at))
 }
 

@@ -1,7 +1,8 @@
 //! Typed views of a table: [`ReadTable`] on a read snapshot, [`TxnTable`] on a write
-//! transaction, [`BatchTable`] on a write batch, and [`TypedIter`], the ordered scans. Each call encodes its typed arguments
-//! and calls the bytes API; each pair read is decoded, and one that does not decode is
-//! [`TypedError::Decode`] naming the table.
+//! transaction, [`BatchTable`] on a write batch, and [`TypedIter`], the ordered scans. Each
+//! call encodes its typed arguments and calls the bytes API; each pair read is decoded, and one
+//! that does not decode is [`TypedError::Decode`] naming the table. The views hold no state of
+//! their own (a table handle or a borrow, and the definition), so taking one costs nothing.
 
 use super::encoding::{encoded, first_field_prefix, Tuple};
 use super::{Key, Part, TableDefinition, TypedError, TypedPair, TypedResult, Value};
