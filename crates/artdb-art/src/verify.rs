@@ -22,6 +22,7 @@ use crate::node::{
 use crate::tree::Tree;
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
+use std::fmt;
 
 /// One broken invariant, with the key path (bytes from the root) of the node at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +120,109 @@ pub enum Violation {
         /// The read error.
         error: Error,
     },
+}
+
+/// Writes `bytes` as text a user can read and type back: printable ASCII as itself, `\\` for a
+/// backslash, `\"` for a quote, `\xNN` for any other byte; quoted, so an empty path shows.
+struct ShowBytes<'a>(&'a [u8]);
+
+impl fmt::Display for ShowBytes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for &byte in self.0 {
+            match byte {
+                b'\\' => f.write_str("\\\\")?,
+                b'"' => f.write_str("\\\"")?,
+                0x20..=0x7e => write!(f, "{}", char::from(byte))?,
+                _ => write!(f, "\\x{byte:02x}")?,
+            }
+        }
+        f.write_str("\"")
+    }
+}
+
+/// A sentence for a user: which invariant broke and where, the key path shown as text (see
+/// [`ShowBytes`]). The variant keeps the data for tools.
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::CountOutsideKind { path, kind, count } => write!(
+                f,
+                "the node at key path {} holds {count} children, which a node of kind {kind} \
+                 cannot",
+                ShowBytes(path)
+            ),
+            Violation::CountMismatch { path, header, used } => write!(
+                f,
+                "the node at key path {} says it has {header} children but {used} slots are used",
+                ShowBytes(path)
+            ),
+            Violation::PackDisordered { path } => write!(
+                f,
+                "the leaf pack at key path {} has entries out of order or repeated",
+                ShowBytes(path)
+            ),
+            Violation::KeysDisordered { path } => write!(
+                f,
+                "the node at key path {} has child keys out of order, repeated, or a bad index",
+                ShowBytes(path)
+            ),
+            Violation::TooFewEntries { path } => write!(
+                f,
+                "the node at key path {} has fewer than two entries (it should have been merged \
+                 into its parent)",
+                ShowBytes(path)
+            ),
+            Violation::DepthMismatch {
+                path,
+                stored,
+                expected,
+            } => write!(
+                f,
+                "the node at key path {} records depth {stored} but sits at depth {expected}",
+                ShowBytes(path)
+            ),
+            Violation::ValueSlotNotValue { path } => write!(
+                f,
+                "the value slot of the node at key path {} holds something other than a value",
+                ShowBytes(path)
+            ),
+            Violation::VersionAhead {
+                path,
+                version,
+                current,
+            } => write!(
+                f,
+                "the node at key path {} is stamped with version {version}, newer than the \
+                 writer's {current}",
+                ShowBytes(path)
+            ),
+            Violation::KeyTooLong { path } => write!(
+                f,
+                "a key starting {} is longer than the limit of {KEY_LEN_MAX} bytes",
+                ShowBytes(path)
+            ),
+            Violation::OrderBroken { previous, next } => write!(
+                f,
+                "keys out of order: {} came after {}",
+                ShowBytes(next),
+                ShowBytes(previous)
+            ),
+            Violation::LenMismatch { len, counted } => {
+                write!(f, "the tree records {len} keys but {counted} were found")
+            }
+            Violation::PackHintStale { path } => write!(
+                f,
+                "the leaf pack at key path {} has a stale size hint in its parent's word",
+                ShowBytes(path)
+            ),
+            Violation::Unreadable { path, error } => write!(
+                f,
+                "the node at key path {} cannot be read: {error}",
+                ShowBytes(path)
+            ),
+        }
+    }
 }
 
 /// Shape and memory of one version of the tree.
@@ -490,5 +594,36 @@ mod tests {
                 "{stale:#x}"
             );
         }
+    }
+
+    /// Each violation reads as a sentence with its key path as text, never as Rust `Debug`.
+    #[test]
+    fn violations_display_as_sentences_with_readable_paths() {
+        let shown = Violation::Unreadable {
+            path: b"ke\x00y\\".to_vec(),
+            error: Error::Persisted {
+                offset: 4096,
+                reason: "bad kind".into(),
+            },
+        }
+        .to_string();
+        assert!(
+            shown.starts_with("the node at key path \"ke\\x00y\\\\\" cannot be read: "),
+            "{shown}"
+        );
+        assert!(!shown.contains("[107"), "{shown}");
+        let shown = Violation::OrderBroken {
+            previous: b"b".to_vec(),
+            next: b"a\"".to_vec(),
+        }
+        .to_string();
+        assert_eq!(shown, "keys out of order: \"a\\\"\" came after \"b\"");
+        let shown = Violation::LenMismatch { len: 3, counted: 2 }.to_string();
+        assert_eq!(shown, "the tree records 3 keys but 2 were found");
+        assert_eq!(
+            Violation::TooFewEntries { path: Vec::new() }.to_string(),
+            "the node at key path \"\" has fewer than two entries (it should have been merged \
+             into its parent)"
+        );
     }
 }

@@ -126,13 +126,7 @@ pub fn check_table_name(name: &str) -> Result<(), artdb::Error> {
 /// strings of tree invariants (the engine formats those with `Debug`, as lists of numbers) in
 /// the text form of keys.
 pub fn describe_problem(problem: &artdb::Error) -> String {
-    match problem {
-        artdb::Error::Corruption { at: 0, kind } => readable_byte_lists(&kind.to_string()),
-        artdb::Error::Corruption { at, kind } => {
-            format!("byte {at}: {}", readable_byte_lists(&kind.to_string()))
-        }
-        other => readable_byte_lists(&other.to_string()),
-    }
+    readable_byte_lists(&artdb::VerifyReport::describe(problem))
 }
 
 /// Rewrites each `[107, 101, 121]` (a `Vec<u8>` printed by `Debug`) as `"key"` in the text form

@@ -110,7 +110,7 @@ pub fn import(args: ImportArgs) -> Result<(), BoxError> {
     let started = std::time::Instant::now();
     let input = open_table(&args.input)?;
     let bar = crate::progress::items(input.len(), "pairs");
-    let mut target = Target::open(&args.file)?;
+    let mut target = Target::open(&args.file, "import")?;
     let result = (|| -> Result<u64, BoxError> {
         target.prepare(&args.table)?;
         let pairs = input.iter().map(|item| -> Result<_, BoxError> {

@@ -1,4 +1,5 @@
-//! Filling tables all-or-nothing, for `restore` and `import` (and the shell's future loads).
+//! Filling tables all-or-nothing, for `restore`, `import` and `load` (and the shell's future
+//! loads).
 //!
 //! A [`Target`] opens (or creates) the database without checkpointing on drop and remembers
 //! what the command changed: the database file if it created it, each table it created or
@@ -11,10 +12,10 @@
 //! or one write batch).
 //!
 //! A database file the command creates is built under a temporary name beside it
-//! (`.NAME.restore-PID`, of `backup::temp_path`) and linked into place only after it was closed
-//! (checkpointed, its log closed) and its directory synced: a crash or a kill midway leaves no
-//! database under NAME, only the temporary file, which the next restore or import to NAME
-//! removes once its process is gone. Into an existing database, each table's bulk load is
+//! (`.NAME.KIND-PID`, of `backup::temp_path`, KIND naming the command: `restore`, `load`) and
+//! linked into place only after it was closed (checkpointed, its log closed) and its directory
+//! synced: a crash or a kill midway leaves no database under NAME, only the temporary file,
+//! which the next command of that kind to NAME removes once its process is gone. Into an existing database, each table's bulk load is
 //! durable when it returns, so a crash (not an error) between two tables of one command leaves
 //! the earlier tables filled; the command's own output never reported success then.
 
@@ -35,12 +36,13 @@ pub struct Target {
 }
 
 impl Target {
-    /// Opens `path`, creating it if it does not exist.
-    pub fn open(path: &Path) -> Result<Target, BoxError> {
+    /// Opens `path`, creating it (as `.NAME.KIND-PID`, see the module docs) if it does not
+    /// exist.
+    pub fn open(path: &Path, kind: &str) -> Result<Target, BoxError> {
         let (db, temp) = if path.exists() || path.is_symlink() {
             (Db::open(path, options_no_checkpoint_on_drop())?, None)
         } else {
-            let temp = crate::backup::temp_path(path, "restore")?;
+            let temp = crate::backup::temp_path(path, kind)?;
             crate::backup::remove_stale_temps(&temp);
             crate::backup::remove_temp(&temp);
             (
@@ -54,6 +56,11 @@ impl Target {
             temp,
             touched: Vec::new(),
         })
+    }
+
+    /// The database being filled (under its temporary name when this command creates it).
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     /// Makes `name` ready to be filled: created if missing; an error if it has keys.

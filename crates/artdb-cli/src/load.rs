@@ -2,21 +2,22 @@
 //! extension; one pair per line, fields in the text form of `dbcommon`, CSV fields may be quoted
 //! with `"` and `""` inside). Into an empty table, input sorted by key streams straight to the
 //! file (bulk load); unsorted input, or a table with keys, is loaded in one write batch. Shows a
-//! progress bar. A bulk load ends in a checkpoint (its nodes went straight to the file); a write
-//! batch is one commit through the write-ahead log (checkpointed when the log passes its
-//! threshold).
+//! progress bar. A bulk load writes its nodes straight to the file; a write batch is one commit
+//! through the write-ahead log; the command ends in a checkpoint either way (so a new file can be
+//! linked into place with no log: see `run`).
 
 use crate::dbcommon::{parse_bytes, show_bytes};
+use crate::fill::Target;
 use crate::outln;
 use artdb::{Db, Error};
 use indicatif::ProgressBar;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Options of `artdb load`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The database file (created if missing).
+    /// The database file (created if missing, and only if the load completes).
     file: PathBuf,
     /// The input: `.csv` or `.tsv` (anything else is read as TSV); `-` for standard input
     /// (TSV unless `--csv`; held in memory, since an unsorted input is read twice).
@@ -191,45 +192,29 @@ fn progress_bar(input: &Input) -> Result<ProgressBar, BoxError> {
 }
 
 /// Runs `artdb load`. Atomic: on any error (bad line, unreadable input, engine error) the
-/// database is left as it was: a table this command created is dropped again, a database file
-/// it created is removed, and nothing is checkpointed.
+/// database is left as it was, and a missing file stays missing. A new file is built under a
+/// temporary name beside it (`.NAME.load-PID`) and linked into place only when complete
+/// ([`crate::fill`]'s rule), so a load killed midway (SIGKILL, Ctrl-C) leaves no database, empty
+/// or partial, under NAME; the next load to NAME removes the dead process's temporary file. Into
+/// an existing file, the load is one commit (a bulk load or one write batch) and a new table is
+/// created by that commit, so a failed or killed load leaves no empty table behind.
 pub fn run(args: Args) -> Result<(), BoxError> {
     let input = Input::new(&args)?;
-    let created_file = !args.file.exists();
-    let options = crate::dbcommon::options_no_checkpoint_on_drop();
-    let db = if created_file {
-        Db::create(&args.file, options)?
-    } else {
-        Db::open(&args.file, options)?
-    };
-    let created_table = !db.table_names().contains(&args.table);
-    let result = load(&db, &args, &input, created_table);
-    match result {
+    let target = Target::open(&args.file, "load")?;
+    let created_table = !target.db().table_names().contains(&args.table);
+    match load(target.db(), &args, &input, created_table) {
         Ok(report) => {
-            drop(db);
+            target.close()?;
             report.print(&args)?;
             Ok(())
         }
         Err(error) => {
-            if created_file {
-                drop(db);
-                remove_created(&args.file);
-            }
-            // A new table is created by the load's own commit (`bulk_load_new_table_try`, or
-            // the write batch), so a failed load, or a killed one, leaves none.
-            Err(error)
+            // The message says what was left as it was; the exit code stays the error's own
+            // (4 for corruption met midway).
+            let code = crate::dbcommon::exit_code(&*error);
+            let message = target.abandon(&error);
+            Err(Box::new(crate::dbcommon::Exit { code, message }))
         }
-    }
-}
-
-/// Removes the database file this command created (and the files beside it the engine may
-/// have made, named after it).
-fn remove_created(file: &Path) {
-    let _ = std::fs::remove_file(file);
-    for suffix in ["-wal", ".wal", "-log", ".log", ".readers"] {
-        let mut name = file.as_os_str().to_owned();
-        name.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(name));
     }
 }
 

@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
     let bar = len.map_or_else(indicatif::ProgressBar::hidden, crate::progress::bytes);
     let mut reader = DumpReader::new(reader);
     let started = std::time::Instant::now();
-    let mut target = Target::open(&args.file)?;
+    let mut target = Target::open(&args.file, "restore")?;
     let result = restore(&mut target, &mut reader, &bar);
     bar.finish_and_clear();
     let tables = match result {

@@ -40,13 +40,16 @@ fn verify_prints_readable_problems_without_its_own_advice() {
     std::fs::write(&input, lines).unwrap();
     ok(&["load", file, "--table", "t", path_str(&input)]);
     let clean = std::fs::read(&db).unwrap();
-    let wal = std::fs::read(artdb_wal(file)).unwrap();
+    // A load into a new file links it into place closed, with no log beside it.
+    let wal = std::fs::read(artdb_wal(file)).ok();
     let mut checked = 0;
     for page in (2..clean.len() / 4096).step_by(3) {
         let mut bytes = clean.clone();
         bytes[page * 4096 + 100] ^= 0x5A;
         std::fs::write(&db, &bytes).unwrap();
-        std::fs::write(artdb_wal(file), &wal).unwrap();
+        if let Some(wal) = &wal {
+            std::fs::write(artdb_wal(file), wal).unwrap();
+        }
         let output = artdb(&["verify", file]);
         if output.status.code() != Some(4) {
             continue;

@@ -58,6 +58,9 @@
 //! it), meant for one loader or maintenance job at a time; [`Db::bulk_load`] for sorted input
 //! into an empty table. Python's `db.write()` is Rust's `begin_write`.
 //!
+//! Typed tables: [`typed`] ([`TableDefinition`]) stores Rust types as keys and values on
+//! `artdb-key`'s order-preserving encodings, scanned in the order of the values.
+//!
 //! # Durability
 //! Every commit appends one record to the write-ahead log. With [`Durability::Sync`] (the
 //! default) `commit` returns after the record is on stable storage (concurrent committers share
@@ -80,6 +83,8 @@ pub mod fuzz;
 pub mod io;
 mod store;
 pub mod txn;
+pub mod typed;
+mod verify_report;
 mod wal;
 
 pub use db::{
@@ -88,6 +93,7 @@ pub use db::{
 };
 pub use error::{CorruptionKind, Error, FileRole, PoisonCause, Result};
 pub use txn::{Durability, Isolation, Transaction, TxnCursor, TxnIter, WriteOptions};
+pub use typed::{TableDefinition, TypedError};
 pub use wal::RecoveryMode;
 
 /// The README's Rust example, compiled and run as a doctest so that it stays true.

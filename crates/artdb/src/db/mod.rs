@@ -1124,7 +1124,7 @@ impl Db {
                 for violation in violations {
                     report.problems.push(Error::Corruption {
                         at: 0,
-                        kind: CorruptionKind::Invariant(format!("table {name:?}: {violation:?}")),
+                        kind: CorruptionKind::Invariant(format!("table {name:?}: {violation}")),
                     });
                 }
             }
