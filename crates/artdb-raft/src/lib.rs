@@ -35,11 +35,14 @@
 //! Storage calls are blocking artdb calls made from openraft's tasks: each is one transaction,
 //! and the Sync ones wait for one shared fsync, as openraft's own RocksDB store does.
 
+pub mod client;
 pub mod codec;
 pub mod command;
 pub mod log_store;
 pub mod snapshot;
 pub mod state_machine;
+pub mod tcp;
+pub mod wire;
 
 use std::io::Cursor;
 use std::path::Path;
