@@ -2,13 +2,13 @@
 //! over an in-memory network that cuts and restores links (one-way too), under a seeded fault
 //! schedule, with concurrent clients whose history is checked for linearizability.
 //!
-//! The run: three nodes elect a leader; clients write (put, delete, compare-and-set) through
+//! The run, on three nodes and on five: they elect a leader; clients write (put, delete, compare-and-set) through
 //! the leader and read linearizably (openraft's read index: `ensure_linearizable`, then an
 //! artdb read on the leader) while the schedule cuts links and heals them; the leader is killed
 //! (its `Raft` shut down and its database dropped without a checkpoint, so it reopens by
 //! replaying its log) and a new one must take over; while it is down the new leader builds a
 //! snapshot and purges its log, so the killed node, restarted, must catch up by snapshot;
-//! then a fourth node joins as a learner, is promoted, and a voter is removed. At the end every
+//! then one more node joins as a learner, is promoted, and a voter is removed. At the end every
 //! live node must hold the same state at the same applied index, every key is read once more,
 //! and the whole history must be linearizable; a copy of it with one read corrupted must not.
 //!
@@ -361,18 +361,19 @@ async fn kill_leader_and_catch_up_by_snapshot(cluster: &Cluster) -> NodeId {
     new
 }
 
-/// Adds node 4 as a learner, promotes it, and removes voter `removed`.
-async fn change_membership(cluster: &Cluster, removed: NodeId) -> BTreeSet<NodeId> {
-    cluster.start(4).await;
+/// Adds node `voters + 1` as a learner, promotes it, and removes voter `removed`.
+async fn change_membership(cluster: &Cluster, voters: NodeId, removed: NodeId) -> BTreeSet<NodeId> {
+    let joining = voters + 1;
+    cluster.start(joining).await;
     let leader = cluster.wait_leader(None).await;
     let raft = cluster.raft(leader).expect("leader");
-    raft.add_learner(4, BasicNode::new("node-4"), true)
+    raft.add_learner(joining, BasicNode::new(format!("node-{joining}")), true)
         .await
-        .expect("node 4 joins as a learner");
-    let voters: BTreeSet<NodeId> = [1, 2, 3, 4].into_iter().collect();
+        .expect("the new node joins as a learner");
+    let voters: BTreeSet<NodeId> = (1..=joining).collect();
     raft.change_membership(voters.clone(), false)
         .await
-        .expect("node 4 is promoted");
+        .expect("the new node is promoted");
     let remaining: BTreeSet<NodeId> = voters.iter().copied().filter(|&id| id != removed).collect();
     let leader = cluster.wait_leader(None).await;
     let raft = cluster.raft(leader).expect("leader");
@@ -470,20 +471,22 @@ fn make_one_read_stale(events: &[Event]) -> Option<Vec<Event>> {
     None
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn three_nodes_under_faults_stay_linearizable() {
+/// The whole run (module docs) on `voters` nodes.
+async fn run(voters: NodeId) {
     let seed: u64 = std::env::var("ARTDB_RAFT_SEED")
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or_else(rand::random);
-    println!("cluster seed {seed} (replay: ARTDB_RAFT_SEED={seed})");
+    println!("{voters}-node cluster seed {seed} (replay: ARTDB_RAFT_SEED={seed})");
     let mut rng = StdRng::seed_from_u64(seed);
     let cluster = Arc::new(Cluster::new());
-    for id in 1..=3 {
+    let ids: Vec<NodeId> = (1..=voters).collect();
+    for &id in &ids {
         cluster.start(id).await;
     }
-    let members: BTreeMap<NodeId, BasicNode> = (1..=3)
-        .map(|id| (id, BasicNode::new(format!("node-{id}"))))
+    let members: BTreeMap<NodeId, BasicNode> = ids
+        .iter()
+        .map(|&id| (id, BasicNode::new(format!("node-{id}"))))
         .collect();
     cluster
         .raft(1)
@@ -503,11 +506,11 @@ async fn three_nodes_under_faults_stay_linearizable() {
         Arc::clone(&stop),
     ));
 
-    partitions(&cluster, &mut rng, &[1, 2, 3]).await;
+    partitions(&cluster, &mut rng, &ids).await;
     let leader = kill_leader_and_catch_up_by_snapshot(&cluster).await;
-    let removable: Vec<NodeId> = [1, 2, 3].into_iter().filter(|&id| id != leader).collect();
+    let removable: Vec<NodeId> = ids.iter().copied().filter(|&id| id != leader).collect();
     let removed = removable[rng.gen_range(0..removable.len())];
-    let members = change_membership(&cluster, removed).await;
+    let members = change_membership(&cluster, voters, removed).await;
     cluster.kill(removed).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, Ordering::SeqCst);
@@ -556,4 +559,14 @@ async fn three_nodes_under_faults_stay_linearizable() {
     for id in members {
         cluster.kill(id).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_nodes_under_faults_stay_linearizable() {
+    run(3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn five_nodes_under_faults_stay_linearizable() {
+    run(5).await;
 }
