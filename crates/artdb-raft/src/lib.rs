@@ -21,7 +21,8 @@
 //! 1. An append is durable before openraft is told so: `LogStore::append` commits with
 //!    [`artdb::Durability::Sync`] (concurrent committers share one fsync) and only then calls the
 //!    callback.
-//! 2. The vote, the committed id and the purged id are written by `Sync` commits.
+//! 2. The vote and the purged id are written by `Sync` commits (the committed id by a `NoSync`
+//!    one: losing it is safe, see `LogStore::save_committed`).
 //! 3. A purge removes the entries up to an index and records the purged id in one transaction;
 //!    so does a truncation (without the purged id). A crash never leaves a gap at the front nor
 //!    a purged id that the remaining entries contradict.

@@ -2,7 +2,8 @@
 //! vote, committed id and purged id in `raft_meta`.
 //!
 //! Every write here is one artdb transaction committed with [`Durability::Sync`], so it is on
-//! stable storage when the call returns (invariants 1 to 3 of the crate docs). Concurrent
+//! stable storage when the call returns (invariants 1 to 3 of the crate docs), but for the
+//! committed id (see `save_committed` for why it need not be). Concurrent
 //! committers (this store, the state machine, the snapshot builder) share one fsync through the
 //! engine's group commit. The log store and the state machine write disjoint tables, so their
 //! transactions never conflict; `transact` retries if one ever does.
@@ -60,11 +61,16 @@ impl LogStore {
             .transpose()
     }
 
-    fn write_meta<T: serde::Serialize>(&self, key: &[u8], value: &T) -> Result<(), RaftStoreError> {
+    fn write_meta<T: serde::Serialize>(
+        &self,
+        key: &[u8],
+        value: &T,
+        durability: Durability,
+    ) -> Result<(), RaftStoreError> {
         let bytes = encode(TABLE_RAFT_META, value)?;
-        self.db.transact_with(sync_options(), |txn| {
-            txn.insert(TABLE_RAFT_META, key, &bytes)
-        })?;
+        let options = WriteOptions::default().durability(durability);
+        self.db
+            .transact_with(options, |txn| txn.insert(TABLE_RAFT_META, key, &bytes))?;
         Ok(())
     }
 
@@ -166,7 +172,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote<NodeId>) -> StoreResult<()> {
-        self.write_meta(KEY_VOTE, vote)
+        self.write_meta(KEY_VOTE, vote, Durability::Sync)
             .map_err(|e| storage_error(ErrorSubject::Vote, ErrorVerb::Write, e))
     }
 
@@ -176,7 +182,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_committed(&mut self, committed: Option<LogId<NodeId>>) -> StoreResult<()> {
-        self.write_meta(KEY_COMMITTED, &committed)
+        // NoSync: the committed id only spares openraft re-deriving it after a restart (it
+        // applies the log up to it at start); a lost one costs a quorum round, not safety, and
+        // a Sync write here would add an fsync to every commit of every entry.
+        self.write_meta(KEY_COMMITTED, &committed, Durability::NoSync)
             .map_err(|e| storage_error(ErrorSubject::Store, ErrorVerb::Write, e))
     }
 
