@@ -331,6 +331,19 @@ fn a_reader_process_opens_beside_a_writer_and_sees_its_later_commits() {
     db.close().unwrap();
 }
 
+/// Every pair of table `t` in a new snapshot of `db`.
+fn contents(db: &Db) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
+    db.read()
+        .table("t")
+        .unwrap()
+        .iter()
+        .map(|pair| {
+            let (k, v) = pair.unwrap();
+            (k, v.to_vec())
+        })
+        .collect()
+}
+
 /// A reader handle follows a writer commit by commit (the log's new records replayed onto its
 /// view) and across checkpoints (a new view), matching a model after each durable commit; a
 /// `NoSync` commit shows only once a sync covers it.
@@ -381,16 +394,7 @@ fn a_reader_follows_every_durable_commit_and_no_unsynced_one() {
         } else {
             // Not durable yet: the reader shows the state before it (or, had an automatic
             // checkpoint covered it, after it; none runs at this size).
-            let seen: BTreeMap<Vec<u8>, Vec<u8>> = reader
-                .read()
-                .table("t")
-                .unwrap()
-                .iter()
-                .map(|pair| {
-                    let (k, v) = pair.unwrap();
-                    (k, v.to_vec())
-                })
-                .collect();
+            let seen = contents(&reader);
             assert_eq!(seen, model, "round {round}: an unsynced commit showed");
             db.sync().unwrap();
             model = pending;
@@ -398,16 +402,7 @@ fn a_reader_follows_every_durable_commit_and_no_unsynced_one() {
         if rng.below(30) == 0 {
             db.checkpoint().unwrap();
         }
-        let seen: BTreeMap<Vec<u8>, Vec<u8>> = reader
-            .read()
-            .table("t")
-            .unwrap()
-            .iter()
-            .map(|pair| {
-                let (k, v) = pair.unwrap();
-                (k, v.to_vec())
-            })
-            .collect();
+        let seen = contents(&reader);
         assert_eq!(seen, model, "round {round}");
     }
     drop(reader);

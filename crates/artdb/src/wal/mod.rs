@@ -439,21 +439,9 @@ impl Wal {
                 Parsed::Record { header, total_len } => {
                     let at = LOG_DATA_START + position as u64;
                     if header.lsn > covered_lsn {
-                        let start = position + LOG_RECORD_HEADER_LEN;
-                        let payload = &bytes[start..start + header.payload_len as usize];
-                        // Checked now, decoded again at replay (`Recovery::ops`).
-                        let ops = decode_op_refs(payload, header.op_count, at, header.lsn)?;
-                        let bypass_generation = ops.iter().find_map(|op| match op {
-                            OpRef::Bypass { generation, .. } => Some(*generation),
-                            _ => None,
-                        });
-                        recovery.records.push(Recovered {
-                            lsn: header.lsn,
-                            at,
-                            op_count: header.op_count,
-                            payload: start..start + header.payload_len as usize,
-                            bypass_generation,
-                        });
+                        recovery
+                            .records
+                            .push(recovered(&bytes, position, &header, at)?);
                     } else {
                         recovery.covered_records += 1;
                     }
@@ -507,20 +495,9 @@ impl Wal {
             match self.parse_at(&bytes, position, self.next_lsn) {
                 Parsed::Record { header, total_len } => {
                     let at = self.end + position as u64;
-                    let start = position + LOG_RECORD_HEADER_LEN;
-                    let payload = &bytes[start..start + header.payload_len as usize];
-                    let ops = decode_op_refs(payload, header.op_count, at, header.lsn)?;
-                    let bypass_generation = ops.iter().find_map(|op| match op {
-                        OpRef::Bypass { generation, .. } => Some(*generation),
-                        _ => None,
-                    });
-                    recovery.records.push(Recovered {
-                        lsn: header.lsn,
-                        at,
-                        op_count: header.op_count,
-                        payload: start..start + header.payload_len as usize,
-                        bypass_generation,
-                    });
+                    recovery
+                        .records
+                        .push(recovered(&bytes, position, &header, at)?);
                     self.next_lsn = header.lsn + 1;
                     self.records += 1;
                     position += total_len;
@@ -823,6 +800,25 @@ enum Parsed {
         total_len: usize,
     },
     Bad,
+}
+
+/// The record whose header `header` was parsed at `position` of `bytes` (file offset `at`): its
+/// operations checked now (decoded again at replay, `Recovery::ops`).
+fn recovered(bytes: &[u8], position: usize, header: &RecordHeader, at: u64) -> Result<Recovered> {
+    let start = position + LOG_RECORD_HEADER_LEN;
+    let payload = start..start + header.payload_len as usize;
+    let ops = decode_op_refs(&bytes[payload.clone()], header.op_count, at, header.lsn)?;
+    let bypass_generation = ops.iter().find_map(|op| match op {
+        OpRef::Bypass { generation, .. } => Some(*generation),
+        _ => None,
+    });
+    Ok(Recovered {
+        lsn: header.lsn,
+        at,
+        op_count: header.op_count,
+        payload,
+        bypass_generation,
+    })
 }
 
 fn log_corruption(at: u64, lsn: u64, what: String) -> Error {
