@@ -136,6 +136,8 @@ mod tests {
             "count --limit",
             "demo --keys",
             "demo --seed",
+            // The hidden reader process the demo starts itself (a u64 of milliseconds).
+            "demo-child --reader_ms",
             "scan --limit",
             "shell --page",
         ];
