@@ -346,7 +346,8 @@ fn contents(db: &Db) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
 
 /// A reader handle follows a writer commit by commit (the log's new records replayed onto its
 /// view) and across checkpoints (a new view), matching a model after each durable commit; a
-/// `NoSync` commit shows only once a sync covers it.
+/// `NoSync` commit shows only once a sync covers it. Some values are large, so that the new
+/// records run past the first piece of the log a refresh copies.
 #[test]
 fn a_reader_follows_every_durable_commit_and_no_unsynced_one() {
     use std::collections::BTreeMap;
@@ -380,7 +381,11 @@ fn a_reader_follows_every_durable_commit_and_no_unsynced_one() {
                 batch.remove("t", &key(k)).unwrap();
                 pending.remove(&key(k));
             } else {
-                let v = format!("{round}:{k}").into_bytes();
+                let mut v = format!("{round}:{k}").into_bytes();
+                if rng.below(12) == 0 {
+                    // Larger than the piece of the log a refresh copies first.
+                    v.resize(70_000 + rng.below(130_000) as usize, b'x');
+                }
                 batch.insert("t", &key(k), &v).unwrap();
                 pending.insert(key(k), v);
             }

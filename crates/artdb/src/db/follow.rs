@@ -110,31 +110,47 @@ impl Follower {
     }
 }
 
+/// How much of the log past what a view read a refresh copies first, growing fourfold while
+/// the durable records are not all in it: the writer grows the log in zero-filled steps of up
+/// to megabytes, so copying to the file's end would copy mostly zeros at every refresh.
+const FOLLOW_COPY_BYTES_FIRST: u64 = 64 << 10;
+
 impl Follower {
-    /// Appends the log's bytes past what `db` read to its copy of the log, checks that the
-    /// writer did not rewrite the log meanwhile, and replays the records up to `now`'s durable
-    /// LSN into `db`, which publishes them.
+    /// Appends the log's bytes past what `db` read to its copy of the log (as far as the
+    /// records up to `now`'s durable LSN reach), checks that the writer did not rewrite the log
+    /// meanwhile, and replays those records into `db`, which publishes them.
     fn follow_log(&self, db: &Db, now: PublishedWriter) -> Result<()> {
         let recovery = {
             let mut state = db.shared.writer.lock();
-            let end = crate::wal::LOG_DATA_START + state.wal.bytes();
             let file = FileStorage::open_read_only_unlocked(&log_path(&self.path))?;
             let len = file.len().map_err(Error::io("read the log length"))?;
-            let mut tail = vec![0u8; usize::try_from(len.saturating_sub(end)).unwrap_or(0)];
-            file.read_at(end, &mut tail)
-                .map_err(Error::io("read the log"))?;
-            let unchanged = self.readers.published().is_some_and(|after| {
-                after.generation == now.generation && after.log_seq == now.log_seq
-            });
-            if !unchanged {
-                return Err(Error::Closed);
+            let mut copied = crate::wal::LOG_DATA_START + state.wal.bytes();
+            let mut step = FOLLOW_COPY_BYTES_FIRST;
+            loop {
+                if copied >= len {
+                    return Err(state.wal.missing_durable(now.durable_lsn));
+                }
+                let upto = copied.saturating_add(step).min(len);
+                let mut tail = vec![0u8; usize::try_from(upto - copied).unwrap_or(0)];
+                file.read_at(copied, &mut tail)
+                    .map_err(Error::io("read the log"))?;
+                let unchanged = self.readers.published().is_some_and(|after| {
+                    after.generation == now.generation && after.log_seq == now.log_seq
+                });
+                if !unchanged {
+                    return Err(Error::Closed);
+                }
+                state
+                    .wal
+                    .storage()
+                    .write_at(copied, &tail)
+                    .map_err(Error::io("copy the log into memory"))?;
+                copied = upto;
+                if let Some(recovery) = state.wal.follow(now.durable_lsn)? {
+                    break recovery;
+                }
+                step = step.saturating_mul(4);
             }
-            state
-                .wal
-                .storage()
-                .write_at(end, &tail)
-                .map_err(Error::io("copy the log into memory"))?;
-            state.wal.follow(now.durable_lsn)?
         };
         db.recover(recovery)
     }

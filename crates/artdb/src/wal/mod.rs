@@ -474,11 +474,13 @@ impl Wal {
 
     /// A reader beside a live writer: the records after the last one read, up to LSN `limit`
     /// (durable, so each is whole and valid unless the log was rewritten meanwhile, which the
-    /// caller tells by the readers file: then it opens afresh). Reads only the log past `end`.
-    pub fn follow(&mut self, limit: u64) -> Result<Recovery> {
+    /// caller tells by the readers file: then it opens afresh). Reads only the log past `end`,
+    /// as far as the storage holds it: `Ok(None)` when the records up to `limit` are not all in
+    /// it yet (the caller copies more of the log and asks again; nothing was consumed).
+    pub fn follow(&mut self, limit: u64) -> Result<Option<Recovery>> {
         let mut recovery = Recovery::default();
         if self.next_lsn > limit {
-            return Ok(recovery);
+            return Ok(Some(recovery));
         }
         let len = self
             .storage
@@ -491,32 +493,39 @@ impl Wal {
             .read_at(self.end, &mut bytes)
             .map_err(Error::io("read the log"))?;
         let mut position = 0usize;
-        while self.next_lsn <= limit {
-            match self.parse_at(&bytes, position, self.next_lsn) {
+        let mut next_lsn = self.next_lsn;
+        while next_lsn <= limit {
+            match self.parse_at(&bytes, position, next_lsn) {
                 Parsed::Record { header, total_len } => {
                     let at = self.end + position as u64;
                     recovery
                         .records
                         .push(recovered(&bytes, position, &header, at)?);
-                    self.next_lsn = header.lsn + 1;
-                    self.records += 1;
+                    next_lsn = header.lsn + 1;
                     position += total_len;
                 }
-                Parsed::End | Parsed::Bad => {
-                    return Err(log_corruption(
-                        self.end + position as u64,
-                        self.next_lsn,
-                        format!(
-                            "record {} is not in the log although the writer published LSN                              {limit} as durable",
-                            self.next_lsn
-                        ),
-                    ))
-                }
+                _ => return Ok(None),
             }
         }
+        self.records += recovery.records.len() as u64;
+        self.next_lsn = next_lsn;
         self.end += position as u64;
         recovery.log = bytes;
-        Ok(recovery)
+        Ok(Some(recovery))
+    }
+
+    /// What [`Wal::follow`] found when the whole log is copied and still lacks a record up to
+    /// `limit`, which the writer published as durable: the log is damaged.
+    pub fn missing_durable(&self, limit: u64) -> Error {
+        log_corruption(
+            self.end,
+            self.next_lsn,
+            format!(
+                "record {} is not in the log although the writer published LSN {limit} as \
+                 durable",
+                self.next_lsn
+            ),
+        )
     }
 
     /// Under strict recovery: whether the failed bytes at `position` are the expected record,
