@@ -1612,10 +1612,10 @@ pub(crate) fn alloc_pack(
 ) -> u64 {
     let spare = if is_wide(value_width) {
         // A wide pack's copy moves every value (a 150-entry pack of 128-byte values: ~20 KB),
-        // so it gets twice the spare slots: half the copies, at ~9 bytes per key more
-        // (lookup_profile 10M fill random 128: 0.59 -> 0.70 Mops per CPU second; W1 memory
-        // 144.5 -> 153.1 B/key). More (count / 2: 0.82) strays further from the hint's count
-        // guess (word.rs: capacity - capacity / 16), so more of a lookup's prefetches miss.
+        // so it gets twice the spare slots: half the copies, for a few bytes per key more
+        // (`lookup_profile` fill with 128-byte values, and W1's memory row; docs/benchmarks.md).
+        // More (count / 2) strays further from the hint's count guess (word.rs: capacity -
+        // capacity / 16), so more of a lookup's prefetches miss.
         // (Wide packs are never dense, so the one-byte-suffix doubling below is not theirs.)
         (count / WIDE_SPARE_DIVISOR).max(WIDE_SPARE_MIN)
     } else if key_width == 1 {
@@ -1775,8 +1775,8 @@ pub(crate) fn alloc_pack_spare(
     if key_width == 1 {
         // One-byte suffixes (dense keys, and dense packs) get no hint: their lookups are found by the direct
         // guess and run many at once in the core's window, so the hint's prefetch arithmetic
-        // cost more than the record miss it hides (lookup_profile, 10M dense keys: 17.5 -> 11.5
-        // Mops per CPU second with the hint).
+        // cost more than the record miss it hides (`lookup_profile` on dense keys was slower
+        // with the hint).
         return crate::word::heap_leaf(address);
     }
     // A wide pack's hint describes its records (suffix bytes and slot): the prefetch of the
