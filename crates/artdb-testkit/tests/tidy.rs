@@ -477,6 +477,26 @@ fn is_rate(unit: &str) -> bool {
             || rest.starts_with(" per cpu second"))
 }
 
+/// The text of a comment without its markers (`//`, `///`, `//!`).
+fn comment_text(comment: &str) -> &str {
+    comment
+        .trim_start()
+        .trim_start_matches('/')
+        .trim_start_matches('!')
+        .trim()
+}
+
+/// Why two consecutive comment lines break the rule together when neither does alone: a
+/// wrapped comment can put "session" at the end of one line and its number at the start of the
+/// next, or a figure and its unit on two lines.
+fn stale_across_lines(previous: &str, current: &str) -> Option<&'static str> {
+    let (previous, current) = (comment_text(previous), comment_text(current));
+    if stale_figure(previous).is_some() || stale_figure(current).is_some() {
+        return None;
+    }
+    stale_figure(&format!("{previous} {current}"))
+}
+
 #[test]
 fn comments_keep_the_reason_and_drop_the_figures() {
     let mut problems = Vec::new();
@@ -484,13 +504,11 @@ fn comments_keep_the_reason_and_drop_the_figures() {
         let text = fs::read_to_string(&file).unwrap_or_default();
         // A doc comment's fenced example is code (its keys may well look like dates).
         let mut in_example = false;
+        let mut previous: Option<(usize, String)> = None;
         for (line, comment) in comments(&text) {
-            let doc = comment
-                .trim_start_matches('/')
-                .trim_start_matches('!')
-                .trim_start();
-            if doc.starts_with("```") {
+            if comment_text(&comment).starts_with("```") {
                 in_example = !in_example;
+                previous = None;
                 continue;
             }
             if in_example {
@@ -503,6 +521,20 @@ fn comments_keep_the_reason_and_drop_the_figures() {
                     comment.trim()
                 ));
             }
+            if let Some((previous_line, previous_comment)) = &previous {
+                let wrapped = *previous_line + 1 == line;
+                if let Some(rule) =
+                    stale_across_lines(previous_comment, &comment).filter(|_| wrapped)
+                {
+                    problems.push(format!(
+                        "{}:{previous_line}-{line}: comment carries {rule} across two lines: {} {}",
+                        shown(&file),
+                        comment_text(previous_comment),
+                        comment_text(&comment)
+                    ));
+                }
+            }
+            previous = Some((line, comment));
         }
     }
     assert!(
@@ -647,6 +679,17 @@ fn the_figure_rule_catches_history_and_measurements_and_passes_limits() {
     ] {
         assert_eq!(stale_figure(fact), None, "{fact} was flagged");
     }
+    assert!(
+        stale_across_lines("//! the machine of sessions", "//! 14-17 swung as much").is_some(),
+        "a session number wrapped onto the next line passed"
+    );
+    assert!(stale_across_lines("/// took 32.5", "/// ns a lookup").is_some());
+    assert_eq!(stale_across_lines("// at most 256", "// entries"), None);
+    assert_eq!(
+        stale_across_lines("// issue 2 and", "// session 3"),
+        None,
+        "a figure either line carries alone is reported once, for that line"
+    );
     let source = "let url = \"http://session 1\"; // issue 2\nlet c = '\"'; /* callgrind\n */ 'a';";
     let found: Vec<usize> = comments(source).iter().map(|(line, _)| *line).collect();
     assert_eq!(found, [1, 2, 3], "{:?}", comments(source));
