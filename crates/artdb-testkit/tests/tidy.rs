@@ -694,4 +694,13 @@ fn the_figure_rule_catches_history_and_measurements_and_passes_limits() {
     let found: Vec<usize> = comments(source).iter().map(|(line, _)| *line).collect();
     assert_eq!(found, [1, 2, 3], "{:?}", comments(source));
     assert!(comments(source).iter().all(|(_, c)| !c.contains("session")));
+    // Code and strings are not comments: a figure in an error message or a time in code passes.
+    let code = "let d = Duration::from_nanos(12); // a short wait\n\
+                let e = format!(\"took 12 ns, 0.7 Mops, session 3: {}\", d.as_nanos());";
+    assert_eq!(comments(code).len(), 1, "{:?}", comments(code));
+    let flagged: Vec<_> = comments(code)
+        .into_iter()
+        .filter(|(_, c)| stale_figure(c).is_some())
+        .collect();
+    assert!(flagged.is_empty(), "{flagged:?}");
 }
