@@ -14,7 +14,7 @@
 //!
 //! With `--features probe-ladder` and `LADDER=full,walk,header,window,empty,dep4,exact` (any
 //! of them) in the environment, `get` and `missing` time the stages of a hinted pack lookup
-//! instead (`artdb_art::ladder`; docs/art.md, "Where a random lookup's time goes").
+//! instead (`artdb_art::ladder`; docs/journal/art.md, "Where a random lookup's time goes").
 
 use std::time::Instant;
 

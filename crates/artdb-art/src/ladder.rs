@@ -5,8 +5,9 @@
 //!
 //! Every stage but [`Stage::Full`] and [`Stage::ExactRecord`] answers wrongly on purpose: it
 //! is for timing only, through `examples/lookup_profile.rs` (`LADDER=...` with the feature on;
-//! docs/art.md, "Where a random lookup's time goes"). Only lookups through `get`'s heap walk
-//! (not the group walk of `get_many`) take the stages, and only at a hinted pack. The stages:
+//! docs/journal/art.md, "Where a random lookup's time goes"). Only lookups through `get`'s heap
+//! walk (not the group walk of `get_many`) take the stages, and only at a hinted pack. The
+//! stages:
 //! - [`Stage::Walk`]: the inner levels and the pack's prefetches; no pack line is waited on.
 //! - [`Stage::Header`]: the pack's header word is loaded and a predictable branch waits on it.
 //! - [`Stage::Window`]: the fence window's run is found from its lines (as the probe finds it,

@@ -316,7 +316,7 @@ fn full_runs_of_one_byte_suffixes_with_wide_values() {
             assert_eq!(stats.dense_packs, 0, "{stats:?}");
             assert_eq!(stats.packs, stats.wide_packs, "{stats:?}");
             // (`bulk_build_slice` bounds packs by 16 KiB of whole records, so its runs of
-            // 100-byte values burst: conservative, see docs/art.md.)
+            // 100-byte values burst: conservative, see docs/journal/art.md, "Wide pack".)
             let slice_burst = label == "slice" && width > 60;
             assert!(
                 !packed || slice_burst || stats.wide_packs >= 7,

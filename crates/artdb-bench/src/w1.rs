@@ -32,8 +32,8 @@
 //! structure built and held at once, R rounds of short blocks of each read on each structure,
 //! and the median of the rounds' ratios (artdb against each peer; `readbatch` and
 //! `readrandom xT`, T = `--round-threads`, against the structure's own `readrandom`), for ratios
-//! that compare the same seconds of a machine whose speed drifts (on the machine of sessions
-//! 14-17 they swing as much as the runs' did: docs/benchmarks.md, "W1's reads side by side").
+//! that compare the same seconds of a machine whose speed drifts (on one machine they swung as
+//! much as the runs' did: docs/journal/benchmarks.md, "W1's reads side by side in rounds").
 
 mod artdb;
 mod keys;

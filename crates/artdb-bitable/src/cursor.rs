@@ -30,9 +30,9 @@ pub struct Cursor<'t> {
 /// Bytes that `next` keeps prefetched ahead of the entry it lands on. A scan reads its leaves
 /// sequentially; a lookup's prefetches load only the lines around the key it seeks, so without
 /// this a scan waits for each further line in turn until the hardware prefetcher catches up
-/// (W3's scan100 at 130M pairs: 0.40M scans/s without, see `docs/bitable-format.md`). 1 KiB is
-/// 16 lines, the line-fill buffers of one core; each step then asks for about one new line. (The
-/// only distance tried: not tuned.)
+/// (W3's scan100 lost ground to the sorted-array peer without it; see
+/// `docs/bitable-format.md`). 1 KiB is 16 lines, the line-fill buffers of one core; each step
+/// then asks for about one new line. (The only distance tried: not tuned.)
 const SCAN_AHEAD_BYTES: usize = 1024;
 
 impl<'t> Cursor<'t> {

@@ -11,8 +11,8 @@
 //! - ASCII-only Rust sources (so diffs, greps and terminals agree on every byte);
 //! - every library source file opens with a `//!` header;
 //! - comments in `crates/*/src` keep the reason and drop the figures: no session or issue
-//!   numbers, dates, callgrind counts or time figures (they go stale at the next measurement;
-//!   docs/benchmarks.md holds the figures, the issues the history);
+//!   numbers, dates, callgrind counts, time or throughput figures (they go stale at the next
+//!   measurement; docs/benchmarks.md holds the figures, the issues the history);
 //! - no library source file over 1,000 lines, but for the listed debt;
 //! - the engine's `error.rs` names nothing above it (every layer imports it).
 
@@ -389,8 +389,8 @@ fn comments(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Why a comment breaks the "reason, not figures" rule, if it does: the history (session and
-/// issue numbers, dates) and the measurements (callgrind counts, time figures) that go stale at
-/// the next measurement. Limits and format sizes ("256 entries", "16 bytes") are design facts
+/// issue numbers, dates) and the measurements (callgrind counts, time and throughput figures)
+/// that go stale at the next measurement. Limits and format sizes ("256 entries", "16 bytes") are design facts
 /// and pass.
 fn stale_figure(comment: &str) -> Option<&'static str> {
     let text = comment.to_lowercase();
@@ -445,8 +445,56 @@ fn stale_figure(comment: &str) -> Option<&'static str> {
                 }
             }
         }
+        if is_rate(unit) {
+            return Some(
+                "a throughput figure (measured figures live in docs/benchmarks.md; \
+                 name the workload instead)",
+            );
+        }
     }
     None
+}
+
+/// Whether the text after a number names a rate: "0.7 Mops", "12k ops", "0.40M scans/s",
+/// "3 GB/s", "900 commits per second". A unit without a number before it ("reads/s and
+/// commits/s", "Mkeys/s: each seek reads 100 pairs") names what a report prints and passes.
+fn is_rate(unit: &str) -> bool {
+    let unit = unit
+        .strip_prefix(['k', 'm', 'g'])
+        .filter(|rest| rest.starts_with(' '))
+        .unwrap_or(unit)
+        .trim_start_matches(' ');
+    let word_len = unit
+        .find(|c: char| !is_identifier_char(c))
+        .unwrap_or(unit.len());
+    let (word, rest) = unit.split_at(word_len);
+    if ["ops", "kops", "mops", "gops"].contains(&word) {
+        return true;
+    }
+    !word.is_empty()
+        && (rest.starts_with("/s") && !rest[2..].starts_with(is_identifier_char)
+            || rest.starts_with(" per second")
+            || rest.starts_with(" per cpu second"))
+}
+
+/// The text of a comment without its markers (`//`, `///`, `//!`).
+fn comment_text(comment: &str) -> &str {
+    comment
+        .trim_start()
+        .trim_start_matches('/')
+        .trim_start_matches('!')
+        .trim()
+}
+
+/// Why two consecutive comment lines break the rule together when neither does alone: a
+/// wrapped comment can put "session" at the end of one line and its number at the start of the
+/// next, or a figure and its unit on two lines.
+fn stale_across_lines(previous: &str, current: &str) -> Option<&'static str> {
+    let (previous, current) = (comment_text(previous), comment_text(current));
+    if stale_figure(previous).is_some() || stale_figure(current).is_some() {
+        return None;
+    }
+    stale_figure(&format!("{previous} {current}"))
 }
 
 #[test]
@@ -456,13 +504,11 @@ fn comments_keep_the_reason_and_drop_the_figures() {
         let text = fs::read_to_string(&file).unwrap_or_default();
         // A doc comment's fenced example is code (its keys may well look like dates).
         let mut in_example = false;
+        let mut previous: Option<(usize, String)> = None;
         for (line, comment) in comments(&text) {
-            let doc = comment
-                .trim_start_matches('/')
-                .trim_start_matches('!')
-                .trim_start();
-            if doc.starts_with("```") {
+            if comment_text(&comment).starts_with("```") {
                 in_example = !in_example;
+                previous = None;
                 continue;
             }
             if in_example {
@@ -475,6 +521,20 @@ fn comments_keep_the_reason_and_drop_the_figures() {
                     comment.trim()
                 ));
             }
+            if let Some((previous_line, previous_comment)) = &previous {
+                let wrapped = *previous_line + 1 == line;
+                if let Some(rule) =
+                    stale_across_lines(previous_comment, &comment).filter(|_| wrapped)
+                {
+                    problems.push(format!(
+                        "{}:{previous_line}-{line}: comment carries {rule} across two lines: {} {}",
+                        shown(&file),
+                        comment_text(previous_comment),
+                        comment_text(&comment)
+                    ));
+                }
+            }
+            previous = Some((line, comment));
         }
     }
     assert!(
@@ -602,6 +662,11 @@ fn the_figure_rule_catches_history_and_measurements_and_passes_limits() {
         "// about 2 us",
         "// took 1.7ms",
         "// 2026-11-26: slower",
+        "// 17.5 -> 11.5 Mops per CPU second",
+        "// (0.40M scans/s without)",
+        "// 12k ops with it",
+        "// 3 GB/s of writes",
+        "// 900 commits per second",
     ] {
         assert!(stale_figure(stale).is_some(), "{stale} passed");
     }
@@ -609,11 +674,33 @@ fn the_figure_rule_catches_history_and_measurements_and_passes_limits() {
         "// 256 entries, 16 bytes, at most 1 GiB",
         "// the issue tracker; sessions of the reader",
         "// 10 msgs, 3 nsec-free, a 4 usize word",
+        "// reads/s and commits/s per phase; Mkeys/s: each seek reads 100 pairs",
+        "// 2 operations, 4 opsets, 8 bytes/slot, 1 M entries",
     ] {
         assert_eq!(stale_figure(fact), None, "{fact} was flagged");
     }
+    assert!(
+        stale_across_lines("//! the machine of sessions", "//! 14-17 swung as much").is_some(),
+        "a session number wrapped onto the next line passed"
+    );
+    assert!(stale_across_lines("/// took 32.5", "/// ns a lookup").is_some());
+    assert_eq!(stale_across_lines("// at most 256", "// entries"), None);
+    assert_eq!(
+        stale_across_lines("// issue 2 and", "// session 3"),
+        None,
+        "a figure either line carries alone is reported once, for that line"
+    );
     let source = "let url = \"http://session 1\"; // issue 2\nlet c = '\"'; /* callgrind\n */ 'a';";
     let found: Vec<usize> = comments(source).iter().map(|(line, _)| *line).collect();
     assert_eq!(found, [1, 2, 3], "{:?}", comments(source));
     assert!(comments(source).iter().all(|(_, c)| !c.contains("session")));
+    // Code and strings are not comments: a figure in an error message or a time in code passes.
+    let code = "let d = Duration::from_nanos(12); // a short wait\n\
+                let e = format!(\"took 12 ns, 0.7 Mops, session 3: {}\", d.as_nanos());";
+    assert_eq!(comments(code).len(), 1, "{:?}", comments(code));
+    let flagged: Vec<_> = comments(code)
+        .into_iter()
+        .filter(|(_, c)| stale_figure(c).is_some())
+        .collect();
+    assert!(flagged.is_empty(), "{flagged:?}");
 }

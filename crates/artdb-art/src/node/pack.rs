@@ -93,7 +93,7 @@ pub const PACK_KEY_WIDTH_MAX: usize = 255;
 /// Widest value kept in a pack. The header's u8 field could say 255, but packs of wide values
 /// cost inserts more than they give scans (128-byte values in packs of up to 27 KiB brought W1's
 /// seek + 100 next level with `BTreeMap`, but each in-place insert shifted kilobytes and cost
-/// far more CPU time; measured in docs/art.md).
+/// far more CPU time; measured in docs/journal/art.md).
 pub const PACK_VALUE_WIDTH_MAX: usize = 16;
 /// Most bytes of fence and records (capacity x (1 + stride)) in one pack: bounds what an insert
 /// shifts or copies, and (with the prefix) the image, which must fit one page of the engine.
@@ -988,7 +988,7 @@ pub(crate) fn hinted_pack_len(
 /// Every address here comes from the word, the key or the fence, never from the header; what
 /// waits for the pack's cache misses is the fence's and the records' compares, kept short, since
 /// the instructions that wait for a miss are what keeps the core from the next lookup's loads
-/// (measured in docs/art.md, "Heap pack lookups from the word's hint" and "Where a random
+/// (measured in docs/journal/art.md, "Heap pack lookups from the word's hint" and "Where a random
 /// lookup's time goes").
 ///
 /// `Some(value)` answers (`Some(None)`: absent); `None` when the window did not hold the run's
@@ -1045,7 +1045,7 @@ pub(crate) fn probe_hinted<'a>(
 /// record's line. The branch on the run's length waits only for the fence's, and a mispredicted
 /// one cost less than the compares it saves (the road not taken, four compares always, was
 /// slower for absent keys and no faster for `get`: `lookup_profile ... random`, measured in
-/// docs/art.md, "Records compared by the run's length").
+/// docs/journal/art.md, "Records compared by the run's length").
 #[inline(always)]
 fn run_match(records: &[u8], run: usize, stride: usize, width: usize, key: &[u8]) -> Option<usize> {
     match run {
@@ -1612,10 +1612,10 @@ pub(crate) fn alloc_pack(
 ) -> u64 {
     let spare = if is_wide(value_width) {
         // A wide pack's copy moves every value (a 150-entry pack of 128-byte values: ~20 KB),
-        // so it gets twice the spare slots: half the copies, at ~9 bytes per key more
-        // (lookup_profile 10M fill random 128: 0.59 -> 0.70 Mops per CPU second; W1 memory
-        // 144.5 -> 153.1 B/key). More (count / 2: 0.82) strays further from the hint's count
-        // guess (word.rs: capacity - capacity / 16), so more of a lookup's prefetches miss.
+        // so it gets twice the spare slots: half the copies, for a few bytes per key more
+        // (`lookup_profile` fill with 128-byte values, and W1's memory row; docs/benchmarks.md).
+        // More (count / 2) strays further from the hint's count guess (word.rs: capacity -
+        // capacity / 16), so more of a lookup's prefetches miss.
         // (Wide packs are never dense, so the one-byte-suffix doubling below is not theirs.)
         (count / WIDE_SPARE_DIVISOR).max(WIDE_SPARE_MIN)
     } else if key_width == 1 {
@@ -1775,8 +1775,8 @@ pub(crate) fn alloc_pack_spare(
     if key_width == 1 {
         // One-byte suffixes (dense keys, and dense packs) get no hint: their lookups are found by the direct
         // guess and run many at once in the core's window, so the hint's prefetch arithmetic
-        // cost more than the record miss it hides (lookup_profile, 10M dense keys: 17.5 -> 11.5
-        // Mops per CPU second with the hint).
+        // cost more than the record miss it hides (`lookup_profile` on dense keys was slower
+        // with the hint).
         return crate::word::heap_leaf(address);
     }
     // A wide pack's hint describes its records (suffix bytes and slot): the prefetch of the

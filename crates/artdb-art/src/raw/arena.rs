@@ -5,7 +5,7 @@
 //! Why: a lookup in a tree of 10M keys reads a Node256 slot and a pack, each on its own 4 KiB
 //! page, so each one missed the TLB and paid a page walk (two-dimensional in a virtual machine).
 //! A 2 MiB page covers 512 times as much: W1's lookups stop paying the walks (see
-//! docs/art.md, "Image arena"). Small images (leaves, Node4, Node16) stay with the global
+//! docs/journal/art.md, "Image arena"). Small images (leaves, Node4, Node16) stay with the global
 //! allocator: they are many, short-lived on copy-on-write paths, and served faster by its
 //! thread caches; a small tree never makes a chunk.
 //!
@@ -28,7 +28,7 @@
 //! everything else. A run's images are replaced as its keys arrive, and the last one, the dense
 //! pack, is a general image: once the runs are full, their chunks hold nothing and are unmapped,
 //! instead of staying part full with holes no later image fits (W1's memory held after a
-//! random-order fill of dense keys, measured in docs/art.md, "Image arena"; the cost is a
+//! random-order fill of dense keys, measured in docs/journal/art.md, "Image arena"; the cost is a
 //! transient peak while the runs complete, when both groups' chunks are held).
 //!
 //! `ARTDB_IMAGE_ARENA=off` in the environment (read once, at the first image allocation) sends
@@ -147,8 +147,9 @@ struct State {
     /// One chunk with no image, kept for the next chunk a group needs instead of being handed
     /// back: a run of sequential inserts empties its run chunk as each dense run completes and
     /// needs a new one for the next run, 256 keys later. Handing each back and taking a new one
-    /// cost a 2 MiB page's mapping and zeroing per run (W2's one-transaction insert of 10M
-    /// sequential keys: 0.63 s before the run chunks, 2.7 s with them, docs/art.md).
+    /// cost a 2 MiB page's mapping and zeroing per run (W2's one-transaction insert of
+    /// sequential keys became several times slower with the run chunks until the spare;
+    /// docs/journal/art.md, "Image arena").
     spare: Option<usize>,
     /// Bytes in live blocks (headers and rounding included).
     live_bytes: usize,
@@ -225,7 +226,7 @@ pub struct ArenaStats {
 }
 
 /// What the image arena holds right now: chunks, live bytes and images (see the crate's
-/// docs/art.md, "Image arena").
+/// docs/journal/art.md, "Image arena").
 pub fn arena_stats() -> ArenaStats {
     let state = lock();
     ArenaStats {

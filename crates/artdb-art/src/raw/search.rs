@@ -108,7 +108,7 @@ pub(crate) fn fence_run_padded(padded: &[u8], count: usize, first: u8) -> (usize
 /// header's cache miss; lanes at or past `count` are masked off. One `pcmpeqb` per 16 lanes
 /// and a byte compare at each end of the window (the road not taken: two signed compares per
 /// 16 lanes counting the bytes below and through `first`): fewer instructions wait for the
-/// fence's cache miss (docs/art.md, "Where a random lookup's time goes").
+/// fence's cache miss (docs/journal/art.md, "Where a random lookup's time goes").
 #[inline(always)]
 pub(crate) fn window_eq(
     padded: &[u8],

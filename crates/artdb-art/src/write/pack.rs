@@ -50,10 +50,10 @@ pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
 /// suffixes shifted half of ~100 records and missed on each of their lines, where a Node256
 /// takes one store. With the prefetches of write/fast.rs, this took W1's dense fill (keys in
 /// random order, 7-byte values) from level with congee to well ahead of it, with fewer
-/// instructions per insert (measured in docs/benchmarks.md, "W1 dense fill"); a run that stays
-/// between 65 and 128 keys holds twice the memory (2,080 bytes against a 128-slot pack's 1,040
-/// for 7-byte values). An eighth of a run (33 to 64 keys in a Node256: four times the pack)
-/// bought little more.
+/// instructions per insert (measured in docs/journal/benchmarks.md, "W1 dense fill"); a run that
+/// stays between 65 and 128 keys holds twice the memory (2,080 bytes against a 128-slot pack's
+/// 1,040 for 7-byte values). An eighth of a run (33 to 64 keys in a Node256: four times the
+/// pack) bought little more.
 #[inline]
 pub(crate) fn full_run_bursts(key_width: usize, count: usize, value_width: usize) -> bool {
     key_width == 1 && count >= DENSE_ENTRIES / 4 && inline_sized(value_width)

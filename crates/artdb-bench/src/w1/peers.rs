@@ -84,8 +84,8 @@ pub trait Structure<const K: usize, const V: usize>: Sized {
 /// is then compiled on its own, the same in every build of this binary. Inlined into the
 /// harness's generic timing code, a loop's code depended on what else the binary held: a change
 /// to artdb's lookup alone once moved blart's `read` from a function of its own into its
-/// caller, and slowed blart's readrandom markedly in the same rounds (docs/benchmarks.md, "W1
-/// after the equality probe").
+/// caller, and slowed blart's readrandom markedly in the same rounds
+/// (docs/journal/benchmarks.md, "W1 after the equality probe").
 pub trait Reader<const K: usize>: Sync {
     /// Looks up every key of `keys`, one at a time.
     fn read(&self, keys: &[[u8; K]]) -> Result<Tally, BenchError>;

@@ -2,8 +2,8 @@
 //! R rounds each time a block of every read on every structure, the structures' order reversed
 //! every round, and the report gives the median of the rounds' ratios.
 //!
-//! Why: this machine's speed drifts within seconds (docs/benchmarks.md: blart's and artdb's
-//! readrandom varied widely between invocations of one binary), and the
+//! Why: this machine's speed drifts within seconds (docs/journal/benchmarks.md: blart's and
+//! artdb's readrandom varied widely between invocations of one binary), and the
 //! ordinary runs time a structure's reads tens of seconds apart from another's (each is built,
 //! read and dropped in turn) and a structure's own `readbatch` and threaded reads seconds
 //! apart from its `readrandom`. A ratio of two figures taken at different speeds measures the

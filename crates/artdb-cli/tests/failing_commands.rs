@@ -1,5 +1,8 @@
-//! Regression tests of issue 8's CLI items (3, 4, 5, 6 and the CLI messages of 9), run against
-//! the `artdb` binary.
+//! Commands that fail or are cut short leave no half-done state and say what happened: a failed
+//! load commits nothing and leaves no file, a damaged file makes `stats` fail, a closed pipe is a
+//! normal end, a killed `bitable build` leaves no temporary file for long, a damaged newest
+//! checkpoint points at `--salvage`. Regression tests run against the `artdb` binary, one per
+//! item of the CLI report they came from (items 3, 4, 5, 6, 2 and the CLI messages of 9):
 //!
 //! - Item 3, `load` not atomic. Symptom: into an empty table, a malformed line after 100,000 good
 //!   ones left those 100,000 pairs committed and durable (exit 1). Cause: the input iterator
