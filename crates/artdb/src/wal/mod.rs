@@ -42,6 +42,8 @@ use format::{
 };
 use std::sync::Arc;
 
+mod follow;
+
 /// The log grows in steps written as zeros, so that appends land in allocated blocks (an append
 /// past the end would make every fdatasync update the inode): a step is the log's current size,
 /// at least this many bytes...
@@ -470,62 +472,6 @@ impl Wal {
         recovery.needs_recycle = recovery.tail_cut_at.is_some();
         recovery.checksummed_bytes = self.checksummed.get();
         Ok(recovery)
-    }
-
-    /// A reader beside a live writer: the records after the last one read, up to LSN `limit`
-    /// (durable, so each is whole and valid unless the log was rewritten meanwhile, which the
-    /// caller tells by the readers file: then it opens afresh). Reads only the log past `end`,
-    /// as far as the storage holds it: `Ok(None)` when the records up to `limit` are not all in
-    /// it yet (the caller copies more of the log and asks again; nothing was consumed).
-    pub fn follow(&mut self, limit: u64) -> Result<Option<Recovery>> {
-        let mut recovery = Recovery::default();
-        if self.next_lsn > limit {
-            return Ok(Some(recovery));
-        }
-        let len = self
-            .storage
-            .len()
-            .map_err(Error::io("read the log length"))?;
-        let region = usize::try_from(len.saturating_sub(self.end))
-            .map_err(|_| Error::FileTooLarge { len })?;
-        let mut bytes = vec![0u8; region];
-        self.storage
-            .read_at(self.end, &mut bytes)
-            .map_err(Error::io("read the log"))?;
-        let mut position = 0usize;
-        let mut next_lsn = self.next_lsn;
-        while next_lsn <= limit {
-            match self.parse_at(&bytes, position, next_lsn) {
-                Parsed::Record { header, total_len } => {
-                    let at = self.end + position as u64;
-                    recovery
-                        .records
-                        .push(recovered(&bytes, position, &header, at)?);
-                    next_lsn = header.lsn + 1;
-                    position += total_len;
-                }
-                _ => return Ok(None),
-            }
-        }
-        self.records += recovery.records.len() as u64;
-        self.next_lsn = next_lsn;
-        self.end += position as u64;
-        recovery.log = bytes;
-        Ok(Some(recovery))
-    }
-
-    /// What [`Wal::follow`] found when the whole log is copied and still lacks a record up to
-    /// `limit`, which the writer published as durable: the log is damaged.
-    pub fn missing_durable(&self, limit: u64) -> Error {
-        log_corruption(
-            self.end,
-            self.next_lsn,
-            format!(
-                "record {} is not in the log although the writer published LSN {limit} as \
-                 durable",
-                self.next_lsn
-            ),
-        )
     }
 
     /// Under strict recovery: whether the failed bytes at `position` are the expected record,
