@@ -206,8 +206,9 @@ fn last_number(out: &str, tag: &str) -> Option<u64> {
         .next_back()
 }
 
-/// Waits until the writer has acknowledged a commit (so the database exists).
-fn wait_for_ack(child: &mut Child) -> BufReader<std::process::ChildStdout> {
+/// Waits until the writer has acknowledged a commit (so the database exists); returns the rest
+/// of its output and the number of that commit.
+fn wait_for_ack(child: &mut Child) -> (BufReader<std::process::ChildStdout>, u64) {
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -216,8 +217,8 @@ fn wait_for_ack(child: &mut Child) -> BufReader<std::process::ChildStdout> {
         if reader.read_line(&mut line).unwrap() == 0 {
             panic!("the writer ended before its first commit");
         }
-        if line.starts_with("ACK") {
-            return reader;
+        if let Some(number) = last_number(&line, "ACK ") {
+            return (reader, number);
         }
     }
     panic!("no commit from the writer");
@@ -230,11 +231,12 @@ fn readers_in_other_processes_see_only_whole_commits_through_kills() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let run = Duration::from_secs(6 * scale());
     let mut writer = spawn("writer", &path, 11);
-    let mut writer_out = wait_for_ack(&mut writer);
+    let (mut writer_out, mut acked) = wait_for_ack(&mut writer);
     let mut readers: Vec<Child> = (0..3).map(|n| spawn("reader", &path, 100 + n)).collect();
     let mut outputs = Vec::new();
     let mut writer_kills = 0;
     let mut reader_kills = 0;
+    // `acked`: the newest commit a writer acknowledged; one more may be durable, not printed.
     let start = Instant::now();
     while start.elapsed() < run {
         std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
@@ -244,9 +246,12 @@ fn readers_in_other_processes_see_only_whole_commits_through_kills() {
             let _ = writer.wait();
             let mut rest = String::new();
             let _ = writer_out.read_to_string(&mut rest);
+            acked = acked.max(last_number(&rest, "ACK ").unwrap_or(0));
             writer_kills += 1;
             writer = spawn("writer", &path, 11 + writer_kills);
-            writer_out = wait_for_ack(&mut writer);
+            let (out, first) = wait_for_ack(&mut writer);
+            writer_out = out;
+            acked = acked.max(first);
         } else {
             let victim = rng.below(readers.len() as u64) as usize;
             let child = readers.swap_remove(victim);
@@ -262,6 +267,9 @@ fn readers_in_other_processes_see_only_whole_commits_through_kills() {
     }
     let _ = writer.kill();
     let _ = writer.wait();
+    let mut rest = String::new();
+    let _ = writer_out.read_to_string(&mut rest);
+    acked = acked.max(last_number(&rest, "ACK ").unwrap_or(0));
     let mut snapshots = 0;
     let mut newest = 0;
     for out in &outputs {
@@ -273,6 +281,10 @@ fn readers_in_other_processes_see_only_whole_commits_through_kills() {
     }
     assert!(snapshots > 10, "readers took only {snapshots} snapshots");
     assert!(newest > 1, "readers never saw a commit after the first");
+    assert!(
+        newest <= acked + 1,
+        "a reader saw commit {newest}, but the writers acknowledged only up to {acked}"
+    );
     assert!(reader_kills > 0);
     // Every reader is gone: their slots are dead, and the next writer reuses pages again.
     let db = Db::open(&path, Options::default()).unwrap();
