@@ -502,3 +502,117 @@ func BenchmarkDBGetParallel(b *testing.B) {
 		}
 	})
 }
+
+// Cursors inside a write transaction, checked against a map: the transaction's own puts and
+// deletes show, also those made between two moves of an open cursor, and a cursor kept past
+// its transaction's end fails instead of reading freed memory.
+func TestModelTxCursors(t *testing.T) {
+	seed := modelSeed(t)
+	rng := rand.New(rand.NewSource(seed))
+	db, _ := openTemp(t)
+	defer db.Close()
+	model := map[string]string{}
+	var kept *Cursor
+	for round := 0; round < 30; round++ {
+		err := db.Update(func(tx *Tx) error {
+			local := map[string]string{}
+			for k, v := range model {
+				local[k] = v
+			}
+			for step := 0; step < 20; step++ {
+				key := randomKey(rng)
+				if rng.Intn(3) == 0 {
+					if err := tx.Delete("t", key); err != nil {
+						return err
+					}
+					delete(local, string(key))
+				} else {
+					value := fmt.Sprintf("%d.%d", round, step)
+					if err := tx.Put("t", key, []byte(value)); err != nil {
+						return err
+					}
+					local[string(key)] = value
+				}
+			}
+			r := Range{Lower: randomKey(rng), Upper: randomKey(rng), ExcludeLower: rng.Intn(2) == 0, IncludeUpper: rng.Intn(2) == 0}
+			if rng.Intn(4) == 0 {
+				r.Upper = nil
+			}
+			c, err := tx.RangeCursor("t", r)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			// Walk forward, changing keys just ahead of the cursor between moves.
+			var got, want []string
+			for ok := c.First(); ok; ok = c.Next() {
+				if string(c.Value()) != local[string(c.Key())] {
+					return fmt.Errorf("seed %d round %d: %q = %q, model %q", seed, round, c.Key(), c.Value(), local[string(c.Key())])
+				}
+				got = append(got, string(c.Key()))
+				if rng.Intn(3) == 0 {
+					ahead := append(append([]byte{}, c.Key()...), "abc\x00"[rng.Intn(4)])
+					if rng.Intn(2) == 0 {
+						if err := tx.Delete("t", ahead); err != nil {
+							return err
+						}
+						delete(local, string(ahead))
+					} else {
+						if err := tx.Put("t", ahead, []byte("ahead")); err != nil {
+							return err
+						}
+						local[string(ahead)] = "ahead"
+					}
+				}
+			}
+			if c.Err() != nil {
+				return c.Err()
+			}
+			// What a walk must have seen: every key in range now, since the changes were all
+			// ahead of the cursor (or behind it, already seen).
+			for _, k := range sortedKeys(local) {
+				if inRange(k, r) {
+					want = append(want, k)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("seed %d round %d range %+v:\n got %q\nwant %q", seed, round, r, got, want)
+			}
+			// Backward over a prefix.
+			prefix := randomKey(rng)
+			p, err := tx.PrefixCursor("t", prefix)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			got, want = nil, nil
+			for ok := p.Last(); ok; ok = p.Prev() {
+				got = append(got, string(p.Key()))
+			}
+			keys := sortedKeys(local)
+			for i := len(keys) - 1; i >= 0; i-- {
+				if bytes.HasPrefix([]byte(keys[i]), prefix) {
+					want = append(want, keys[i])
+				}
+			}
+			if p.Err() != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("seed %d round %d prefix %q: got %q want %q (%v)", seed, round, prefix, got, want, p.Err())
+			}
+			if round == 0 {
+				kept, err = tx.Cursor("t")
+				if err != nil {
+					return err
+				}
+			}
+			model = local
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kept.First() || !errors.Is(kept.Err(), ErrInvalid) {
+		t.Fatalf("a cursor kept past its transaction: %v %v", kept.Valid(), kept.Err())
+	}
+	kept.Close()
+}

@@ -239,6 +239,14 @@ func (tx *ReadTx) PrefixCursor(table string, prefix []byte) (*Cursor, error) {
 func (tx *ReadTx) RangeCursor(table string, r Range) (*Cursor, error) {
 	lower, lowerLen := boundPtr(r.Lower)
 	upper, upperLen := boundPtr(r.Upper)
+	flags := r.flags()
+	return tx.openCursor(table, func(ctable *C.char, out **C.artdb_cursor) C.int {
+		return C.artdb_cursor_open_range(tx.read, ctable, lower, lowerLen, upper, upperLen, flags, out)
+	})
+}
+
+// flags are the C API's range flags for r.
+func (r Range) flags() C.int {
 	flags := C.int(0)
 	if r.ExcludeLower {
 		flags |= C.ARTDB_RANGE_EXCLUDE_LOWER
@@ -246,9 +254,7 @@ func (tx *ReadTx) RangeCursor(table string, r Range) (*Cursor, error) {
 	if r.IncludeUpper {
 		flags |= C.ARTDB_RANGE_INCLUDE_UPPER
 	}
-	return tx.openCursor(table, func(ctable *C.char, out **C.artdb_cursor) C.int {
-		return C.artdb_cursor_open_range(tx.read, ctable, lower, lowerLen, upper, upperLen, flags, out)
-	})
+	return flags
 }
 
 func (tx *ReadTx) openCursor(table string, open func(*C.char, **C.artdb_cursor) C.int) (*Cursor, error) {

@@ -154,6 +154,43 @@ func (tx *Tx) Delete(table string, key []byte) error {
 	return call(func() C.int { return absentIsOK(C.artdb_txn_delete(tx.txn, ctable, k, klen)) })
 }
 
+// Cursor opens a cursor over every key of table as the transaction sees it: its own puts and
+// deletes included, also those made while the cursor is open (each move finds its place
+// afresh, so a step costs about a seek). Close it before the transaction ends; after that its
+// moves fail with ErrInvalid. Under serializable isolation the keys it visits are reads.
+func (tx *Tx) Cursor(table string) (*Cursor, error) { return tx.RangeCursor(table, Range{}) }
+
+// PrefixCursor opens a cursor, as Cursor, over the keys of table that start with prefix.
+func (tx *Tx) PrefixCursor(table string, prefix []byte) (*Cursor, error) {
+	r := Range{Lower: append([]byte{}, prefix...)}
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xFF {
+			r.Upper = append(append([]byte{}, prefix[:i]...), prefix[i]+1)
+			break
+		}
+	}
+	return tx.RangeCursor(table, r)
+}
+
+// RangeCursor opens a cursor, as Cursor, over the keys of table within r.
+func (tx *Tx) RangeCursor(table string, r Range) (*Cursor, error) {
+	if err := tx.live(); err != nil {
+		return nil, err
+	}
+	ctable, release := tx.db.tableName(table)
+	defer release()
+	lower, lowerLen := boundPtr(r.Lower)
+	upper, upperLen := boundPtr(r.Upper)
+	var cursor *C.artdb_cursor
+	err := call(func() C.int {
+		return C.artdb_txn_cursor_open(tx.txn, ctable, lower, lowerLen, upper, upperLen, r.flags(), &cursor)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Cursor{cursor: cursor}, nil
+}
+
 // CreateTable creates a table, applied at the transaction's commit.
 func (tx *Tx) CreateTable(name string) error { return tx.table(name, true) }
 

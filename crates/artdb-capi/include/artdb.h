@@ -152,8 +152,8 @@
 // only on the thread that began it.
 typedef struct artdb_batch artdb_batch;
 
-// `artdb_cursor`: a position in one table of a read snapshot, confined to [`Bounds`]; used by
-// one thread at a time.
+// `artdb_cursor`: a position in one table of a read snapshot or a write transaction, confined
+// to [`Bounds`]; used by one thread at a time.
 typedef struct artdb_cursor artdb_cursor;
 
 // `artdb_db`: an open database. Shared by any number of threads.
@@ -492,6 +492,21 @@ int artdb_txn_begin(const struct artdb_db *db, int isolation, int durability, st
 // - `txn` is null or a live transaction handle; `table` is null or a NUL-terminated string;
 //   `key` points to `key_len` bytes (or `key_len` is 0); `value` is null or writable.
 int artdb_txn_get(struct artdb_txn *txn, const char *table, const uint8_t *key, size_t key_len, struct artdb_val *value);
+
+// Opens a cursor over the keys of `table` from `lower` up to `upper` as this transaction sees
+// them (its own puts and deletes included, also those made while the cursor is open), with
+// the bounds and `flags` of [`artdb_cursor_open_range`] (both ends null with length 0: every
+// key). It moves and reads with the `artdb_cursor_*` functions and is freed with
+// [`artdb_cursor_free`]; its pair is a copy, valid until its next move or free. Under
+// serializable isolation the keys it visits are reads of the transaction. Once the
+// transaction is committed, aborted or freed, its moves are [`ARTDB_INVALID`]. Each move
+// finds its place afresh, so a step costs about a seek.
+//
+// # Safety
+// - `txn` is null or a live transaction handle; `table` is null or a NUL-terminated string;
+//   `lower` and `upper` each point to their length in bytes (or are null with length 0);
+//   `cursor` is null or writable.
+int artdb_txn_cursor_open(struct artdb_txn *txn, const char *table, const uint8_t *lower, size_t lower_len, const uint8_t *upper, size_t upper_len, int flags, struct artdb_cursor **cursor);
 
 // Sets `key` to `value` in `table` (visible to others at commit).
 //

@@ -14,7 +14,7 @@
 //! handle holds a count, and both are dropped before that count (field order).
 
 use crate::error::*;
-use crate::handles::{BatchHandle, Bounds, CursorHandle, DbHandle, ReadHandle, TxnHandle};
+use crate::handles::{BatchHandle, Bounds, CursorHandle, DbHandle, ReadHandle, Source, TxnHandle};
 use artdb::{Db, Durability, Isolation, Options, RecoveryMode, WriteOptions};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ops::Bound;
@@ -925,10 +925,12 @@ unsafe fn cursor_open_with(
             std::mem::transmute::<artdb::Cursor<'_>, artdb::Cursor<'static>>(engine_cursor)
         };
         let opened = Box::into_raw(Box::new(CursorHandle {
-            cursor: engine_cursor,
+            source: Source::Snapshot {
+                cursor: engine_cursor,
+                read: snapshot,
+            },
             bounds,
             positioned: false,
-            read: snapshot,
         }));
         // SAFETY: checked non-null first; writable by the caller's contract.
         unsafe { put(cursor, opened, "cursor") }?;
@@ -991,30 +993,43 @@ pub unsafe extern "C" fn artdb_cursor_open_range(
     flags: c_int,
     cursor: *mut *mut CursorHandle,
 ) -> c_int {
-    let bounds = || {
-        if flags & !(ARTDB_RANGE_EXCLUDE_LOWER | ARTDB_RANGE_INCLUDE_UPPER) != 0 {
-            return Err(Failure::invalid(format!(
-                "range flags {flags:#x} are unknown"
-            )));
-        }
-        // SAFETY: the caller's contract on `lower` and `upper`.
-        let lower_key = unsafe { bytes(lower, lower_len, "lower") }?;
-        // SAFETY: as above.
-        let upper_key = unsafe { bytes(upper, upper_len, "upper") }?;
-        let lower = match (lower.is_null(), flags & ARTDB_RANGE_EXCLUDE_LOWER != 0) {
-            (true, _) => Bound::Unbounded,
-            (false, true) => Bound::Excluded(lower_key.to_vec()),
-            (false, false) => Bound::Included(lower_key.to_vec()),
-        };
-        let upper = match (upper.is_null(), flags & ARTDB_RANGE_INCLUDE_UPPER != 0) {
-            (true, _) => Bound::Unbounded,
-            (false, true) => Bound::Included(upper_key.to_vec()),
-            (false, false) => Bound::Excluded(upper_key.to_vec()),
-        };
-        Ok(Bounds { lower, upper })
-    };
+    // SAFETY: the caller's contract on `lower` and `upper`, read inside the guard.
+    let bounds = || unsafe { range_bounds(lower, lower_len, upper, upper_len, flags) };
     // SAFETY: the same contract.
     unsafe { cursor_open_with(read, table, bounds, cursor) }
+}
+
+/// The bounds of a range cursor (see [`artdb_cursor_open_range`]).
+///
+/// # Safety
+/// - `lower` and `upper` each point to their length in bytes (or are null with length 0).
+unsafe fn range_bounds(
+    lower: *const u8,
+    lower_len: usize,
+    upper: *const u8,
+    upper_len: usize,
+    flags: c_int,
+) -> Result<Bounds, Failure> {
+    if flags & !(ARTDB_RANGE_EXCLUDE_LOWER | ARTDB_RANGE_INCLUDE_UPPER) != 0 {
+        return Err(Failure::invalid(format!(
+            "range flags {flags:#x} are unknown"
+        )));
+    }
+    // SAFETY: the caller's contract on `lower` and `upper`.
+    let lower_key = unsafe { bytes(lower, lower_len, "lower") }?;
+    // SAFETY: as above.
+    let upper_key = unsafe { bytes(upper, upper_len, "upper") }?;
+    let lower = match (lower.is_null(), flags & ARTDB_RANGE_EXCLUDE_LOWER != 0) {
+        (true, _) => Bound::Unbounded,
+        (false, true) => Bound::Excluded(lower_key.to_vec()),
+        (false, false) => Bound::Included(lower_key.to_vec()),
+    };
+    let upper = match (upper.is_null(), flags & ARTDB_RANGE_INCLUDE_UPPER != 0) {
+        (true, _) => Bound::Unbounded,
+        (false, true) => Bound::Included(upper_key.to_vec()),
+        (false, false) => Bound::Excluded(upper_key.to_vec()),
+    };
+    Ok(Bounds { lower, upper })
 }
 
 /// Frees a cursor (and its count of the snapshot). Null is ignored.
@@ -1176,7 +1191,7 @@ pub unsafe extern "C" fn artdb_txn_begin(
         }
         let transaction = handle.db.begin_write(options)?;
         let begun = Box::into_raw(Box::new(TxnHandle {
-            txn: Some(transaction),
+            txn: Arc::new(parking_lot::Mutex::new(Some(transaction))),
             ended: "ended",
             db_closed: Arc::clone(&handle.closed),
         }));
@@ -1217,6 +1232,57 @@ pub unsafe extern "C" fn artdb_txn_get(
             }
             None => Ok(ARTDB_NOTFOUND),
         }
+    })
+}
+
+/// Opens a cursor over the keys of `table` from `lower` up to `upper` as this transaction sees
+/// them (its own puts and deletes included, also those made while the cursor is open), with
+/// the bounds and `flags` of [`artdb_cursor_open_range`] (both ends null with length 0: every
+/// key). It moves and reads with the `artdb_cursor_*` functions and is freed with
+/// [`artdb_cursor_free`]; its pair is a copy, valid until its next move or free. Under
+/// serializable isolation the keys it visits are reads of the transaction. Once the
+/// transaction is committed, aborted or freed, its moves are [`ARTDB_INVALID`]. Each move
+/// finds its place afresh, so a step costs about a seek.
+///
+/// # Safety
+/// - `txn` is null or a live transaction handle; `table` is null or a NUL-terminated string;
+///   `lower` and `upper` each point to their length in bytes (or are null with length 0);
+///   `cursor` is null or writable.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn artdb_txn_cursor_open(
+    txn: *mut TxnHandle,
+    table: *const c_char,
+    lower: *const u8,
+    lower_len: usize,
+    upper: *const u8,
+    upper_len: usize,
+    flags: c_int,
+    cursor: *mut *mut CursorHandle,
+) -> c_int {
+    guard(|| {
+        require(cursor, "cursor")?;
+        // SAFETY: the caller's contract, for each of the three.
+        let handle = unsafe { object(txn, "transaction") }?;
+        // SAFETY: as above.
+        let table = unsafe { text(table, "table") }?;
+        // SAFETY: as above.
+        let bounds = unsafe { range_bounds(lower, lower_len, upper, upper_len, flags) }?;
+        // The table must exist now, as for a snapshot's cursor.
+        handle.live()?.cursor(table)?;
+        let opened = Box::into_raw(Box::new(CursorHandle {
+            source: Source::Txn {
+                txn: Arc::clone(&handle.txn),
+                table: table.to_string(),
+                key: Vec::new(),
+                value: Vec::new(),
+            },
+            bounds,
+            positioned: false,
+        }));
+        // SAFETY: checked non-null first; writable by the caller's contract.
+        unsafe { put(cursor, opened, "cursor") }?;
+        Ok(ARTDB_OK)
     })
 }
 
@@ -1289,7 +1355,7 @@ pub unsafe extern "C" fn artdb_txn_table(
         let handle = unsafe { object(txn, "transaction") }?;
         // SAFETY: the caller's contract.
         let name = unsafe { text(name, "name") }?;
-        let transaction = handle.live()?;
+        let mut transaction = handle.live()?;
         if create {
             transaction.create_table(name)?;
         } else {
@@ -1311,9 +1377,9 @@ pub unsafe extern "C" fn artdb_txn_commit(txn: *mut TxnHandle) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
         let handle = unsafe { object(txn, "transaction") }?;
-        handle.live()?;
+        drop(handle.live()?);
         let open = handle.database_open();
-        let transaction = handle.txn.take();
+        let transaction = handle.end();
         handle.ended = "ended by a failed commit";
         open?;
         if let Some(transaction) = transaction {
@@ -1333,8 +1399,8 @@ pub unsafe extern "C" fn artdb_txn_abort(txn: *mut TxnHandle) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
         let handle = unsafe { object(txn, "transaction") }?;
-        handle.live()?;
-        handle.txn.take();
+        drop(handle.live()?);
+        handle.end();
         handle.ended = "aborted";
         Ok(ARTDB_OK)
     })

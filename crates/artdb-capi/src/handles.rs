@@ -7,7 +7,7 @@
 //! module with unsafe code, next to the argument for why they stay valid.
 
 use crate::error::{Failure, ARTDB_MISUSE, ARTDB_NOTFOUND, ARTDB_OK};
-use artdb::{Cursor, Db, ReadTxn, Transaction, WriteTxn};
+use artdb::{Cursor, Db, ReadTxn, Transaction, TxnCursor, WriteTxn};
 use std::ffi::c_int;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,10 +29,14 @@ pub struct ReadHandle {
     pub read: Arc<ReadTxn>,
 }
 
+/// A write transaction until its commit or abort, shared by its handle and the cursors opened
+/// in it (so a cursor used after the transaction ended finds it gone instead of dangling).
+pub type TxnSlot = Arc<parking_lot::Mutex<Option<Transaction>>>;
+
 /// `artdb_txn`: a write transaction, used by one thread at a time.
 pub struct TxnHandle {
     /// The transaction until its commit or abort.
-    pub txn: Option<Transaction>,
+    pub txn: TxnSlot,
     /// How it ended ("committed", "aborted", "ended by a failed commit").
     pub ended: &'static str,
     /// Its database's close flag: the engine would accept a commit after `Db::close`, which
@@ -42,14 +46,19 @@ pub struct TxnHandle {
 
 impl TxnHandle {
     /// The transaction, or [`crate::error::ARTDB_INVALID`] once it has ended.
-    pub fn live(&mut self) -> Result<&mut Transaction, Failure> {
+    pub fn live(&mut self) -> Result<parking_lot::MappedMutexGuard<'_, Transaction>, Failure> {
         let ended = self.ended;
-        self.txn.as_mut().ok_or_else(|| {
+        parking_lot::MutexGuard::try_map(self.txn.lock(), Option::as_mut).map_err(|_| {
             Failure::invalid(format!(
                 "the transaction was already {ended}; free it with artdb_txn_free and begin \
                  another"
             ))
         })
+    }
+
+    /// Ends the transaction: what it was, for a commit (`None` if it had ended already).
+    pub fn end(&mut self) -> Option<Transaction> {
+        self.txn.lock().take()
     }
 
     /// Refuses a commit once the database handle was closed.
@@ -164,18 +173,40 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     Some(successor)
 }
 
-/// `artdb_cursor`: a position in one table of a read snapshot, confined to [`Bounds`]; used by
-/// one thread at a time.
+/// What a cursor reads.
+pub enum Source {
+    /// A read snapshot's table: the engine's cursor, borrowing the snapshot `read` holds
+    /// (declared before it, so dropped first).
+    Snapshot {
+        /// The engine's cursor.
+        cursor: Cursor<'static>,
+        /// The snapshot the cursor borrows.
+        read: Arc<ReadTxn>,
+    },
+    /// A write transaction's table as the transaction sees it (its own puts and deletes
+    /// included). The transaction may change between two moves, so each move opens the
+    /// engine's cursor afresh at the current key, and the pair is copied out.
+    Txn {
+        /// The transaction, shared with its handle.
+        txn: TxnSlot,
+        /// The table.
+        table: String,
+        /// The pair the cursor stands on (when it stands on one).
+        key: Vec<u8>,
+        /// Its value.
+        value: Vec<u8>,
+    },
+}
+
+/// `artdb_cursor`: a position in one table of a read snapshot or a write transaction, confined
+/// to [`Bounds`]; used by one thread at a time.
 pub struct CursorHandle {
-    /// The engine's cursor; borrows the snapshot `read` holds. Declared before `read` so it is
-    /// dropped first.
-    pub cursor: Cursor<'static>,
+    /// What it reads.
+    pub source: Source,
     /// Where it may stand.
     pub bounds: Bounds,
     /// Whether it stands on a pair inside its bounds.
     pub positioned: bool,
-    /// The snapshot the cursor borrows.
-    pub read: Arc<ReadTxn>,
 }
 
 /// A cursor move's outcome as a C code: on a pair, or off the end.
@@ -187,46 +218,137 @@ fn code(positioned: bool) -> c_int {
     }
 }
 
+/// The moves the engine's two cursors share (a snapshot's and a transaction's).
+trait Steps {
+    fn seek(&mut self, key: &[u8]) -> artdb::Result<bool>;
+    fn seek_first(&mut self) -> artdb::Result<bool>;
+    fn seek_last(&mut self) -> artdb::Result<bool>;
+    fn next(&mut self) -> artdb::Result<bool>;
+    fn prev(&mut self) -> artdb::Result<bool>;
+    fn key(&self) -> &[u8];
+}
+
+macro_rules! steps {
+    ($cursor:ty) => {
+        impl Steps for $cursor {
+            fn seek(&mut self, key: &[u8]) -> artdb::Result<bool> {
+                <$cursor>::seek(self, key)
+            }
+            fn seek_first(&mut self) -> artdb::Result<bool> {
+                <$cursor>::seek_first(self)
+            }
+            fn seek_last(&mut self) -> artdb::Result<bool> {
+                <$cursor>::seek_last(self)
+            }
+            fn next(&mut self) -> artdb::Result<bool> {
+                <$cursor>::next(self)
+            }
+            fn prev(&mut self) -> artdb::Result<bool> {
+                <$cursor>::prev(self)
+            }
+            fn key(&self) -> &[u8] {
+                <$cursor>::key(self)
+            }
+        }
+    };
+}
+steps!(Cursor<'_>);
+steps!(TxnCursor<'_>);
+
+/// A move of a cursor: where to go.
+#[derive(Clone, Copy)]
+enum Move<'k> {
+    First,
+    Last,
+    Seek(&'k [u8]),
+    Next,
+    Prev,
+}
+
+/// Moves `cursor` (standing on `current` for `Next` and `Prev`) inside `bounds`; true if it
+/// stands on a key (which the caller still checks against the far bound).
+fn step(
+    cursor: &mut impl Steps,
+    bounds: &Bounds,
+    to: Move<'_>,
+    current: Option<&[u8]>,
+) -> artdb::Result<bool> {
+    match to {
+        Move::First => match &bounds.lower {
+            Bound::Unbounded => cursor.seek_first(),
+            Bound::Included(lower) => cursor.seek(lower),
+            Bound::Excluded(lower) => {
+                let found = cursor.seek(lower)?;
+                if found && cursor.key() == lower.as_slice() {
+                    cursor.next()
+                } else {
+                    Ok(found)
+                }
+            }
+        },
+        Move::Last => match &bounds.upper {
+            Bound::Unbounded => cursor.seek_last(),
+            Bound::Included(upper) => {
+                if !cursor.seek(upper)? {
+                    cursor.seek_last()
+                } else if cursor.key() == upper.as_slice() {
+                    Ok(true)
+                } else {
+                    cursor.prev()
+                }
+            }
+            Bound::Excluded(upper) => {
+                if cursor.seek(upper)? {
+                    cursor.prev()
+                } else {
+                    cursor.seek_last()
+                }
+            }
+        },
+        Move::Seek(key) => cursor.seek(key),
+        // A snapshot's cursor is still where it was; a transaction's is opened afresh at the
+        // key it stood on (which the transaction may have deleted since).
+        Move::Next => match current {
+            None => cursor.next(),
+            Some(key) => {
+                let found = cursor.seek(key)?;
+                if found && cursor.key() == key {
+                    cursor.next()
+                } else {
+                    Ok(found)
+                }
+            }
+        },
+        Move::Prev => match current {
+            None => cursor.prev(),
+            Some(key) => {
+                if cursor.seek(key)? {
+                    cursor.prev()
+                } else {
+                    cursor.seek_last()
+                }
+            }
+        },
+    }
+}
+
+/// A move of a transaction's cursor after the transaction ended.
+fn transaction_ended() -> Failure {
+    Failure::invalid(
+        "the transaction of this cursor has ended (committed, aborted or freed); free the \
+         cursor, and open one in a live transaction",
+    )
+}
+
 impl CursorHandle {
     /// Moves to the smallest key inside the bounds.
     pub fn first(&mut self) -> Result<c_int, Failure> {
-        let found = match &self.bounds.lower {
-            Bound::Unbounded => self.cursor.seek_first()?,
-            Bound::Included(lower) => self.cursor.seek(lower)?,
-            Bound::Excluded(lower) => {
-                let found = self.cursor.seek(lower)?;
-                if found && self.cursor.key() == lower.as_slice() {
-                    self.cursor.next()?
-                } else {
-                    found
-                }
-            }
-        };
-        self.settle(found)
+        self.go(Move::First)
     }
 
     /// Moves to the largest key inside the bounds.
     pub fn last(&mut self) -> Result<c_int, Failure> {
-        let found = match &self.bounds.upper {
-            Bound::Unbounded => self.cursor.seek_last()?,
-            Bound::Included(upper) => {
-                if !self.cursor.seek(upper)? {
-                    self.cursor.seek_last()?
-                } else if self.cursor.key() == upper.as_slice() {
-                    true
-                } else {
-                    self.cursor.prev()?
-                }
-            }
-            Bound::Excluded(upper) => {
-                if self.cursor.seek(upper)? {
-                    self.cursor.prev()?
-                } else {
-                    self.cursor.seek_last()?
-                }
-            }
-        };
-        self.settle(found)
+        self.go(Move::Last)
     }
 
     /// Moves to the first key `>= key` inside the bounds (the first of the bounds when `key` is
@@ -235,45 +357,85 @@ impl CursorHandle {
         if !self.bounds.above_lower(key) {
             return self.first();
         }
-        let found = self.cursor.seek(key)?;
-        self.settle(found)
+        self.go(Move::Seek(key))
     }
 
     /// Steps to the next key; [`ARTDB_NOTFOUND`] past the upper bound or when not positioned.
     // A cursor step that can fail and returns a C code: not an Iterator.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<c_int, Failure> {
+        self.transaction_live()?;
         if !self.positioned {
             return Ok(ARTDB_NOTFOUND);
         }
-        let found = self.cursor.next()?;
-        self.settle(found)
+        self.go(Move::Next)
     }
 
     /// Steps to the previous key; [`ARTDB_NOTFOUND`] past the lower bound or when not
     /// positioned.
     pub fn prev(&mut self) -> Result<c_int, Failure> {
+        self.transaction_live()?;
         if !self.positioned {
             return Ok(ARTDB_NOTFOUND);
         }
-        let found = self.cursor.prev()?;
-        self.settle(found)
+        self.go(Move::Prev)
     }
 
     /// The pair the cursor stands on.
     pub fn pair(&self) -> Option<(&[u8], &[u8])> {
-        self.positioned
-            .then(|| (self.cursor.key(), self.cursor.value()))
+        if !self.positioned {
+            return None;
+        }
+        Some(match &self.source {
+            Source::Snapshot { cursor, .. } => (cursor.key(), cursor.value()),
+            Source::Txn { key, value, .. } => (key.as_slice(), value.as_slice()),
+        })
     }
 
-    /// Records whether the move left the cursor on a pair inside the bounds.
-    fn settle(&mut self, found: bool) -> Result<c_int, Failure> {
-        let key = self.cursor.key();
-        self.positioned = found
-            && self.cursor.is_valid()
-            && self.bounds.above_lower(key)
-            && self.bounds.below_upper(key);
-        Ok(code(self.positioned))
+    /// Refuses a move of a transaction's cursor once the transaction has ended.
+    fn transaction_live(&self) -> Result<(), Failure> {
+        match &self.source {
+            Source::Txn { txn, .. } if txn.lock().is_none() => Err(transaction_ended()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Makes the move and records whether it left the cursor on a pair inside the bounds.
+    fn go(&mut self, to: Move<'_>) -> Result<c_int, Failure> {
+        let bounds = &self.bounds;
+        let positioned = self.positioned;
+        self.positioned = false;
+        let inside = |key: &[u8]| bounds.above_lower(key) && bounds.below_upper(key);
+        let now = match &mut self.source {
+            Source::Snapshot { cursor, .. } => {
+                let found = step(cursor, bounds, to, None)?;
+                found && cursor.is_valid() && inside(cursor.key())
+            }
+            Source::Txn {
+                txn,
+                table,
+                key,
+                value,
+            } => {
+                let slot = txn.lock();
+                let Some(transaction) = slot.as_ref() else {
+                    return Err(transaction_ended());
+                };
+                let mut cursor = transaction.cursor(table)?;
+                let current = positioned.then_some(key.as_slice());
+                let found = step(&mut cursor, bounds, to, current)?;
+                let now = found && cursor.is_valid() && inside(cursor.key());
+                if now {
+                    key.clear();
+                    key.extend_from_slice(cursor.key());
+                    value.clear();
+                    value.extend_from_slice(cursor.value());
+                }
+                now
+            }
+        };
+        self.positioned = now;
+        Ok(code(now))
     }
 }
 

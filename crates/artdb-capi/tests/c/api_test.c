@@ -390,6 +390,78 @@ static int failing_pair(void *context, artdb_val *key, artdb_val *value) {
     return -1;
 }
 
+/* A cursor inside a write transaction: it sees the transaction's own puts and deletes, also
+ * those made between its moves, keeps its bounds, and is refused once the transaction ends. */
+static void test_txn_cursors(artdb_db *db) {
+    char seen[256];
+    OK(artdb_table_create(db, "tx"));
+    const char *words[] = {"a", "ab", "abc", "abd", "b", "ba", "c"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        OK(put_one(db, "tx", words[i], words[i]));
+    artdb_txn *txn = NULL;
+    OK(artdb_txn_begin(db, ARTDB_ISOLATION_SERIALIZABLE, ARTDB_DURABILITY_DEFAULT, &txn));
+    OK(artdb_txn_put(txn, "tx", S("aa"), S("new")));  /* tx: a ab abc abd b ba c */
+    EXPECT(ARTDB_OK, artdb_txn_delete(txn, "tx", S("abc")));
+    artdb_cursor *all = NULL;
+    OK(artdb_txn_cursor_open(txn, "tx", NULL, 0, NULL, 0, 0, &all));
+    artdb_val key, value;
+    EXPECT(ARTDB_NOTFOUND, artdb_cursor_get(all, &key, &value)); /* not positioned yet */
+    walk(all, 0, seen, sizeof seen);
+    CHECK(strcmp(seen, "a,aa,ab,abd,b,ba,c,") == 0);
+    walk(all, 1, seen, sizeof seen);
+    CHECK(strcmp(seen, "c,ba,b,abd,ab,aa,a,") == 0);
+
+    /* Changes between moves: the next step sees them. */
+    OK(artdb_cursor_seek(all, S("ab")));
+    OK(artdb_cursor_get(all, &key, &value));
+    CHECK(val_is(key, "ab") && val_is(value, "ab"));
+    OK(artdb_txn_put(txn, "tx", S("abb"), S("between")));
+    EXPECT(ARTDB_OK, artdb_txn_delete(txn, "tx", S("ab"))); /* the key it stands on */
+    OK(artdb_cursor_get(all, &key, &value)); /* its pair is a copy: still readable */
+    CHECK(val_is(key, "ab") && val_is(value, "ab"));
+    OK(artdb_cursor_next(all));
+    OK(artdb_cursor_get(all, &key, &value));
+    CHECK(val_is(key, "abb") && val_is(value, "between"));
+    EXPECT(ARTDB_OK, artdb_txn_delete(txn, "tx", S("abb")));
+    OK(artdb_cursor_prev(all));
+    OK(artdb_cursor_get(all, &key, NULL));
+    CHECK(val_is(key, "aa"));
+
+    artdb_cursor *range = NULL;
+    OK(artdb_txn_cursor_open(txn, "tx", S("aa"), S("b"), ARTDB_RANGE_INCLUDE_UPPER, &range));
+    walk(range, 0, seen, sizeof seen);
+    CHECK(strcmp(seen, "aa,abd,b,") == 0);
+    walk(range, 1, seen, sizeof seen);
+    CHECK(strcmp(seen, "b,abd,aa,") == 0);
+    OK(artdb_cursor_seek(range, S("0"))); /* below the range: its first key */
+    OK(artdb_cursor_get(range, &key, NULL));
+    CHECK(val_is(key, "aa"));
+    EXPECT(ARTDB_NOTFOUND, artdb_cursor_seek(range, S("ba")));
+    EXPECT(ARTDB_INVALID, artdb_txn_cursor_open(txn, "tx", NULL, 0, NULL, 0, 0x40, &range));
+    EXPECT(ARTDB_NOTABLE, artdb_txn_cursor_open(txn, "nope", NULL, 0, NULL, 0, 0, &range));
+    EXPECT(ARTDB_INVALID, artdb_txn_cursor_open(NULL, "tx", NULL, 0, NULL, 0, 0, &range));
+    EXPECT(ARTDB_INVALID, artdb_txn_cursor_open(txn, "tx", NULL, 0, NULL, 0, 0, NULL));
+
+    OK(artdb_txn_commit(txn));
+    EXPECT(ARTDB_INVALID, artdb_cursor_first(all)); /* its transaction has ended */
+    MESSAGE_HAS("transaction of this cursor has ended");
+    artdb_txn_free(txn);
+    EXPECT(ARTDB_INVALID, artdb_cursor_next(range)); /* and is freed: still no dangling use */
+    artdb_cursor_free(range);
+    artdb_cursor_free(all);
+
+    /* What the transaction did is what a snapshot now reads. */
+    artdb_read *read = NULL;
+    OK(artdb_read_begin(db, &read));
+    OK(artdb_cursor_open(read, "tx", &all));
+    walk(all, 0, seen, sizeof seen);
+    CHECK(strcmp(seen, "a,aa,abd,b,ba,c,") == 0);
+    artdb_cursor_free(all);
+    artdb_read_end(read);
+OK(artdb_table_drop(db, "tx"));
+    printf("transaction cursors: ok\n");
+}
+
 static void test_batch_and_bulk_load(artdb_db *db) {
     artdb_batch *batch = NULL;
     OK(artdb_batch_begin(db, &batch));
@@ -554,6 +626,7 @@ int main(int argc, char **argv) {
     test_conflict_and_retry(db);
     test_snapshot_isolation(db);
     test_cursors(db);
+    test_txn_cursors(db);
     test_batch_and_bulk_load(db);
     test_maintenance(db);
     OK(artdb_close(db));
