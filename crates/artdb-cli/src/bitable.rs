@@ -162,7 +162,7 @@ fn decode(text: &str, format: Format) -> Result<Vec<u8>, BoxError> {
     if !format.hex {
         return Ok(text.as_bytes().to_vec());
     }
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(format!("`{text}` is not hexadecimal: it has an odd number of digits").into());
     }
     (0..text.len())

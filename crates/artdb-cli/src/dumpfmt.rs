@@ -314,7 +314,7 @@ fn hex_value(byte: u8) -> Option<u8> {
 pub fn decode(body: &[u8], format: Format) -> Result<Vec<u8>, String> {
     match format {
         Format::Hex => {
-            if body.len() % 2 != 0 {
+            if !body.len().is_multiple_of(2) {
                 return Err("an odd number of hex digits".into());
             }
             body.chunks_exact(2)

@@ -149,6 +149,20 @@ enum Command {
     /// List the readers of a database in other processes (and clear dead ones).
     #[command(after_help = "Example: artdb readers my.artdb --clear")]
     Readers(readers::Args),
+    /// Run one node of a replicated cluster (raft over TCP; its data in one artdb file) until
+    /// SIGINT.
+    #[command(
+        after_help = "Start every node, then `artdb cluster init` one of them once.\n\n\
+                      Example: artdb serve --id 1 --listen 127.0.0.1:7001 --dir node-1"
+    )]
+    Serve(artdb_raft::cli::ServeArgs),
+    /// Talk to a replicated cluster: init, status, put, get, delete, scan, add-learner,
+    /// change-membership.
+    #[command(
+        after_help = "Example: artdb cluster put --nodes 127.0.0.1:7001,127.0.0.1:7002 greeting hello"
+    )]
+    #[command(subcommand)]
+    Cluster(artdb_raft::cli::ClusterCommand),
     /// An interactive prompt (or a script runner, when stdin is not a terminal).
     #[command(
         after_help = "Example: artdb shell my.artdb   (or: artdb shell my.artdb < script.txt)"
@@ -245,6 +259,12 @@ fn main() -> ExitCode {
         Command::Compact(args) => backup::compact(args),
         Command::Shell(args) => shell::run(args),
         Command::Readers(args) => readers::run(args),
+        Command::Serve(args) => {
+            artdb_raft::cli::block_on(artdb_raft::cli::serve(args)).map_err(Into::into)
+        }
+        Command::Cluster(command) => {
+            artdb_raft::cli::block_on(artdb_raft::cli::run(command)).map_err(Into::into)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -133,12 +133,18 @@ mod tests {
         let known = [
             "bitable build --page_size",
             "bitable scan --limit",
+            // The cluster's options, parsed by artdb-raft's `cli` module, as strictly.
+            "cluster add-learner --id",
+            "cluster change-membership --voters",
+            "cluster scan --limit",
             "count --limit",
             "demo --keys",
             "demo --seed",
             // The hidden reader process the demo starts itself (a u64 of milliseconds).
             "demo-child --reader_ms",
             "scan --limit",
+            "serve --heartbeat_ms",
+            "serve --id",
             "shell --page",
         ];
         assert_eq!(found, known);

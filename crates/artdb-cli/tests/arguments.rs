@@ -42,6 +42,8 @@ fn every_numeric_option_out_of_range_is_exit_code_2_naming_it() {
     let table = path_str(&table);
     let demo = dir.file("demo.artdb");
     let demo = path_str(&demo);
+    let node = dir.file("node");
+    let node = path_str(&node);
     ok(&["create", db]);
     ok(&["put", db, "k", "v"]);
     let output = artdb_with_input(&["bitable", "build", table], b"k\tv\n");
@@ -93,6 +95,59 @@ fn every_numeric_option_out_of_range_is_exit_code_2_naming_it() {
             &["0", negative, past_u64],
             "from 1 to",
         ),
+        (
+            "--id",
+            &["serve", "--listen", "127.0.0.1:9", "--dir", node, "--id"],
+            &["0", negative, past_u64, "x"],
+            "from 1 to 18446744073709551615",
+        ),
+        (
+            "--heartbeat-ms",
+            &[
+                "serve",
+                "--id",
+                "1",
+                "--listen",
+                "127.0.0.1:9",
+                "--dir",
+                node,
+                "--heartbeat-ms",
+            ],
+            &["0", "9", "10001", negative, past_u64],
+            "from 10 to 10000",
+        ),
+        (
+            "--id",
+            &[
+                "cluster",
+                "add-learner",
+                "--nodes",
+                "127.0.0.1:9",
+                "--address",
+                "a:1",
+                "--id",
+            ],
+            &["0", negative, past_u64],
+            "from 1 to 18446744073709551615",
+        ),
+        (
+            "--voters",
+            &[
+                "cluster",
+                "change-membership",
+                "--nodes",
+                "127.0.0.1:9",
+                "--voters",
+            ],
+            &["0", "1,0", negative, past_u64],
+            "from 1 to 18446744073709551615",
+        ),
+        (
+            "--limit",
+            &["cluster", "scan", "--nodes", "127.0.0.1:9", "--limit"],
+            &[negative, past_u64],
+            any_u64,
+        ),
     ];
     for (option, command, values, range) in cases {
         for value in *values {
@@ -105,6 +160,7 @@ fn every_numeric_option_out_of_range_is_exit_code_2_naming_it() {
     }
     // Nothing was written: the demo made no file, the table and the database are as they were.
     assert!(!std::path::Path::new(demo).exists());
+    assert!(!std::path::Path::new(node).exists());
     assert_eq!(ok(&["bitable", "scan", table]), "k\tv\n");
     assert_eq!(ok(&["get", db, "k"]), "v\n");
 }
