@@ -16,8 +16,9 @@
 //! numbered durable transactions and prints each number once its commit returned, the demo kills
 //! it with SIGKILL mid-stream, reopens the file (recovery from the log), times that, and checks
 //! that every acknowledged commit is there (plus at most the one in flight). Last, it verifies
-//! every checksum and invariant and prints what each step did and how long it took. Keys come
-//! from a fixed seed, so runs are comparable.
+//! every checksum and invariant and prints what each step did and how long it took, and runs a
+//! three-node cluster that loses its leader (`demo_cluster.rs`). Keys come from a fixed seed, so
+//! runs are comparable.
 //!
 //! The demo owns its file: it replaces `--path` (default `artdb-demo.artdb`) if it exists and is
 //! an earlier demo's database (its tables are all the demo's; anything else is refused) and
@@ -75,7 +76,7 @@ pub struct ChildArgs {
     reader_ms: Option<u64>,
 }
 
-type DemoResult = Result<(), Box<dyn std::error::Error>>;
+pub(crate) type DemoResult = Result<(), Box<dyn std::error::Error>>;
 
 const ORDERS: &str = "orders";
 const CUSTOMERS: &str = "customers";
@@ -194,7 +195,7 @@ pub fn run(args: Args) -> DemoResult {
     let started = Instant::now();
     db.close()?;
     step("close (checkpoint)", started.elapsed(), 1)?;
-    Ok(())
+    crate::demo_cluster::run(&args.path)
 }
 
 /// Writes every order in one batch (random order), commits (past the bypass threshold: the
@@ -666,7 +667,7 @@ fn finish_reader_process(
 }
 
 /// Kills the child process on drop (on every error path of the parent).
-struct KillOnDrop(Child);
+pub(crate) struct KillOnDrop(pub(crate) Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -863,7 +864,7 @@ fn progress(total: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-fn step(what: &str, took: Duration, items: u64) -> std::io::Result<()> {
+pub(crate) fn step(what: &str, took: Duration, items: u64) -> std::io::Result<()> {
     let seconds = took.as_secs_f64();
     let per_second = if seconds > 0.0 {
         items as f64 / seconds

@@ -7,6 +7,7 @@ mod create;
 mod dbcommon;
 mod del;
 mod demo;
+mod demo_cluster;
 mod dump;
 mod dumpfmt;
 mod export;
@@ -74,8 +75,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Tour the engine on a new demo file: bulk-write 3M orders, read them every way, run
-    /// concurrent transactions, kill a committing process and recover, verify, and time each
-    /// step.
+    /// concurrent transactions beside a reader process, kill a committing process and recover,
+    /// verify, run a 3-node cluster that loses its leader, and time each step.
     #[command(after_help = "Example: artdb demo --keys 1000000")]
     Demo(demo::Args),
     /// The demo's child process (commits until killed); not for direct use.

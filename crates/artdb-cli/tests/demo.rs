@@ -1,6 +1,7 @@
 //! `artdb demo` end to end at a small `--keys` (issue 10 item 7): it succeeds, its transaction
 //! step reports commits, log syncs and conflicts, its reader saw one unchanged snapshot, and
-//! after the child process is killed with SIGKILL every commit it acknowledged is recovered.
+//! after the child process is killed with SIGKILL every commit it acknowledged is recovered; its
+//! three-node cluster loses its leader and keeps every acknowledged write.
 
 mod common;
 
@@ -57,6 +58,20 @@ fn demo_commits_concurrently_and_recovers_every_acknowledged_commit_after_sigkil
         "{out}"
     );
     assert!(line("verify:").contains("ok"), "{out}");
+
+    // The cluster lost its leader and kept every acknowledged write; its nodes are gone.
+    let cluster = line("killed; node");
+    assert!(cluster.contains("leads"), "{cluster}");
+    assert!(
+        line("acknowledged writes read back").contains("all 400 acknowledged writes"),
+        "{out}"
+    );
+    let mut nodes = file.as_os_str().to_os_string();
+    nodes.push(".cluster");
+    assert!(
+        !std::path::Path::new(&nodes).exists(),
+        "{nodes:?} left behind"
+    );
 
     // The file it left behind holds the journal the child wrote, and checks clean.
     let count = ok(&["count", path_str(&file), "--table", "journal"]);

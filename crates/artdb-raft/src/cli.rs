@@ -39,10 +39,13 @@ pub fn node_id(text: &str) -> Result<NodeId, String> {
 /// mistake, not a setting.
 pub const HEARTBEAT_MS_MAX: u64 = 10_000;
 
-/// `serve --heartbeat-ms`: from 10 ms (below that, timers and scheduling noise start elections)
-/// to [`HEARTBEAT_MS_MAX`].
+/// The fewest milliseconds `--heartbeat-ms` accepts: below it, timer and scheduling noise
+/// alone would start elections.
+pub const HEARTBEAT_MS_MIN: u64 = 10;
+
+/// `serve --heartbeat-ms`: from [`HEARTBEAT_MS_MIN`] to [`HEARTBEAT_MS_MAX`].
 pub fn heartbeat_ms(text: &str) -> Result<u64, String> {
-    whole_number_in(text, 10..=HEARTBEAT_MS_MAX)
+    whole_number_in(text, HEARTBEAT_MS_MIN..=HEARTBEAT_MS_MAX)
 }
 
 /// `scan --limit`: any count (0 prints nothing).
