@@ -257,7 +257,7 @@ pub enum Part {
 ///     Err(TypedError::Decode { part: Part::Value, error, .. }) => {
 ///         assert_eq!(error.to_string(), "the u64 field at byte 0 takes 8 bytes, but 15 are there");
 ///     }
-///     other => panic!("{other:?}"),
+///     other => panic!("{other:?}"), // ok: a doc example's failure
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
