@@ -473,7 +473,7 @@ impl<'s> Builder<'s> {
 
     /// Completes `open` (256 inline values of `value_width` bytes, no value slot; its word sits
     /// at `depth`) as a dense pack instead of a Node256: 16 + prefix + 256 x `value_width`
-    /// bytes instead of 2,080 (W2's leaf level; node/pack.rs). With a sink the image is composed
+    /// bytes instead of 2,080 (W2's leaf level; node/pack/dense.rs). With a sink the image is composed
     /// in the scratch buffer, as for inner nodes.
     fn close_dense(
         &mut self,

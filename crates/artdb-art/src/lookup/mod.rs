@@ -450,7 +450,7 @@ impl<'a> View<'a> {
                     return Ok((key.len() == depth).then(|| word::inline_value(slot, len)))
                 }
                 Word::Persisted(offset) => {
-                    // A dense pack (W2's leaf level) is read in place (node/pack.rs).
+                    // A dense pack (W2's leaf level) is read in place (node/pack/dense.rs).
                     if let Some(value) = self.resolver.dense_get(offset, parent, depth, key) {
                         return Ok(value);
                     }

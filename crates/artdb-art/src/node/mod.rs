@@ -82,10 +82,10 @@ pub(crate) const KIND_LEAF: u8 = 5;
 /// Kind byte of a leaf pack.
 pub(crate) const KIND_PACK: u8 = 6;
 /// Kind byte of a dense pack: a full leaf pack of 256 one-byte suffixes whose fence is implicit
-/// (entry `b` holds suffix byte `b`; node/pack.rs).
+/// (entry `b` holds suffix byte `b`; node/pack/dense.rs).
 pub(crate) const KIND_DENSE: u8 = 7;
 /// Kind byte of a wide pack: a leaf pack of values over `PACK_VALUE_WIDTH_MAX` bytes, whose
-/// sorted records hold a value slot and whose values sit in an area of their own (node/pack.rs).
+/// sorted records hold a value slot and whose values sit in an area of their own (node/pack/wide.rs).
 pub(crate) const KIND_WIDE: u8 = 8;
 
 /// Children a Node4 holds.

@@ -1,6 +1,6 @@
 //! Writer operations on leaf packs: insert, replace, remove, relocate, burst.
 //!
-//! Packs are immutable (node/pack.rs): every change builds a new pack and retires the old one.
+//! Packs are immutable (node/pack/): every change builds a new pack and retires the old one.
 //! A key outside the pack's prefix gets an inner node above the pack (`pack_split_prefix`). A key
 //! that a pack cannot take (another key width or value width, or a full pack) bursts the pack
 //! into an inner node (grouping the entries by their
@@ -147,7 +147,7 @@ impl Writer {
 
     /// Inserts `suffix` (absent, of the pack's widths) at entry `at` of the pack in `slot`: in
     /// place into a spare slot when the pack is writable, else into a copy. The 256th entry of
-    /// a one-byte-suffix pack always goes into a copy, which is built dense (node/pack.rs).
+    /// a one-byte-suffix pack always goes into a copy, which is built dense (node/pack/build.rs).
     fn pack_insert_at(
         &mut self,
         slot: &mut [u8; 8],
