@@ -596,9 +596,7 @@ pub(crate) fn build_inner_in(
 ) -> u64 {
     debug_assert!(entries.len() <= capacity(kind), "entries fit the kind");
     let len = inner_len(kind, shape.prefix.len());
-    let address = raw::alloc_image_in(len, group);
-    // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
-    let bytes = unsafe { raw::image_mut(address, len) };
+    let (address, bytes) = raw::alloc_image_mut(len, group);
     fill_inner(
         bytes,
         kind,
@@ -618,9 +616,7 @@ pub(crate) fn build_node256(
     fill: impl FnOnce(&mut [[u8; 8]; NODE256_CAPACITY]) -> usize,
 ) -> u64 {
     let len = inner_len(KIND_NODE256, shape.prefix.len());
-    let address = raw::alloc_image_in(len, crate::raw::arena::Group::General);
-    // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
-    let bytes = unsafe { raw::image_mut(address, len) };
+    let (address, bytes) = raw::alloc_image_mut(len, crate::raw::arena::Group::General);
     fill_inner(bytes, KIND_NODE256, shape, core::iter::empty());
     if let Some(node) = raw::view_mut::<Node256>(bytes) {
         node.fill_with(fill);
@@ -670,9 +666,7 @@ pub(crate) fn fill_inner(
 
 /// Copies an inner image to a new heap allocation stamped with `version`; returns the address.
 pub(crate) fn copy_inner(image: &[u8], version: u64) -> usize {
-    let address = raw::alloc_image(image.len());
-    // SAFETY: just allocated with `image.len()` bytes; only this function uses it until it returns.
-    let bytes = unsafe { raw::image_mut(address, image.len()) };
+    let (address, bytes) = raw::alloc_image_mut(image.len(), crate::raw::arena::Group::General);
     bytes.copy_from_slice(image);
     if let Some(header) = raw::view_mut::<Header>(bytes) {
         header.set_version(version);
@@ -771,7 +765,7 @@ pub(crate) unsafe fn heap_inner_body_mut<'a>(address: usize) -> Option<InnerMut<
 pub(crate) unsafe fn free_heap_inner(address: usize) {
     // SAFETY: live image of ours (caller).
     let len = unsafe { heap_inner_len(address) };
-    // SAFETY: allocated by alloc_image with exactly this length (the header never changes the
+    // SAFETY: allocated by raw::alloc_image_in with exactly this length (the header never changes the
     // prefix length or kind after allocation), unreachable from now on (caller).
     unsafe { raw::free_image(address, len) }
 }

@@ -245,9 +245,7 @@ pub(crate) fn alloc_pack_spare(
     } else {
         crate::raw::arena::Group::General
     };
-    let address = raw::alloc_image_in(len, group);
-    // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
-    let bytes = unsafe { raw::image_mut(address, len) };
+    let (address, bytes) = raw::alloc_image_mut(len, group);
     let (header, rest) = bytes.split_at_mut(PACK_HEADER_LEN);
     header[0] = if dense { KIND_DENSE } else { KIND_PACK };
     header[1] = key_width as u8;
