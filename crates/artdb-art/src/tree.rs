@@ -18,8 +18,9 @@
 
 use std::sync::Arc;
 
-use crate::cursor::{common_prefix_len, Cursor, Iter, Pair};
+use crate::cursor::{Cursor, Iter, Pair};
 use crate::lookup::{check_key, Entry, Resolver, View};
+use crate::node::common_prefix_len;
 use crate::node::{
     self, alloc_leaf, build_inner, copy_inner, Body, EntryList, InnerMut, InnerRef, Shape,
     KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_SHRINK_COUNT, NODE256_SHRINK_COUNT,

@@ -9,8 +9,8 @@
 //! prefix = the bytes between its parent's branch position and its own) and becomes pending in
 //! turn. A node branching at `l` is then opened if none is.
 
-use crate::cursor::common_prefix_len;
 use crate::lookup::{check_key, Resolver};
+use crate::node::common_prefix_len;
 use crate::node::{
     self, alloc_pack_spare, build_inner, dense_image_len, fill_dense_image, fits_pack, EntryList,
     Shape, DENSE_ENTRIES,

@@ -240,7 +240,7 @@ pub(crate) fn alloc_pack_spare(
     // being filled: it is copied into larger packs, then bursts into a Node256 of inline words
     // (write/pack.rs, `bursts_to_inline`) that the run's 256th key makes a dense pack. Until
     // then the run's images keep to the image arena's run chunks (raw/arena.rs, `Group::Run`).
-    let group = if !dense && key_width == 1 && crate::write::pack::inline_sized(value_width) {
+    let group = if !dense && key_width == 1 && crate::word::inline_sized(value_width) {
         crate::raw::arena::Group::Run
     } else {
         crate::raw::arena::Group::General
