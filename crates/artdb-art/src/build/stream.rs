@@ -16,8 +16,9 @@ use crate::node::{
     Shape, DENSE_ENTRIES,
 };
 use crate::persist::{checked_write, write_leaf, NodeSink};
-use crate::tree::{check_value, value_word, Tree};
+use crate::tree::Tree;
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
+use crate::write::writer::{check_value, value_word};
 use crate::{ChildWord, Error, PACK_ENTRIES_MAX};
 
 /// Version stamped on bulk-built heap nodes and packs.

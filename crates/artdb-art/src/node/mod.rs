@@ -692,7 +692,7 @@ pub(crate) unsafe fn heap_inner_len(address: usize) -> usize {
 ///
 /// # Safety
 /// `address` is a live heap inner image made by this crate that is not written or freed during
-/// `'a` (raw.rs invariants 2 and 3).
+/// `'a` (raw/mod.rs invariants 2 and 3).
 #[inline]
 pub(crate) unsafe fn heap_inner<'a>(address: usize) -> InnerRef<'a> {
     // SAFETY: the caller's guarantee (live image of ours) is what heap_inner_len needs.
@@ -723,7 +723,7 @@ fn empty_inner() -> InnerRef<'static> {
 ///
 /// # Safety
 /// `address` is a live heap inner image made by this crate in the writer's current version, and
-/// no other reference to it is used during `'a` (raw.rs invariant 2).
+/// no other reference to it is used during `'a` (raw/mod.rs invariant 2).
 #[inline]
 pub(crate) unsafe fn heap_inner_mut<'a>(address: usize) -> Option<InnerMut<'a>> {
     // SAFETY: the caller's guarantee (live image of ours) is what heap_inner_len needs.

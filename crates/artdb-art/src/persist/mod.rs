@@ -457,7 +457,7 @@ impl Tree {
 
 /// Retires every heap image reachable from `root` (the tree is being replaced wholesale). Its
 /// persisted words are not released: the adopted persisted root still references them.
-fn retire_tree(writer: &mut crate::tree::Writer, root: u64) {
+fn retire_tree(writer: &mut crate::write::writer::Writer, root: u64) {
     let mut pending = vec![root];
     while let Some(bits) = pending.pop() {
         if let Word::HeapNode(address) = word::decode(bits) {

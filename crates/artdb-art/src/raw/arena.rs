@@ -510,7 +510,7 @@ pub(crate) unsafe fn free(address: usize, size: usize) {
 #[cold]
 #[inline(never)]
 fn arena_corrupt(address: usize, size: usize, header: u64) -> ! {
-    // An internal invariant broke (raw.rs invariant 1): continuing would hand out memory twice.
+    // An internal invariant broke (raw/mod.rs invariant 1): continuing would hand out memory twice.
     eprintln!(
         "artdb: image arena: free of {address:#x} ({size} bytes) found header {header:#x} \
          (a double free or a size mismatch); aborting"

@@ -14,8 +14,8 @@ use crate::node::{
     PackMut, PackRef, Shape, DENSE_ENTRIES, KIND_NODE256,
 };
 use crate::raw::arena::Group;
-use crate::tree::{value_word, Writer};
 use crate::word::{self, inline_sized, Word};
+use crate::write::writer::{value_word, Writer};
 
 /// Whether an insert into `pack` (absent key of its widths) bursts it into a Node256 of inline
 /// words instead of copying it into a larger pack: a one-byte-suffix pack of inline-sized
