@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::cursor::{Cursor, Iter, Pair};
 use crate::lookup::{check_key, Entry, Resolver, View};
-use crate::persist::NodeSource;
+use crate::persist::source::NodeSource;
 use crate::word::{self, Word};
 use crate::write::cow::{Registry, Snapshot};
 use crate::write::writer::{check_value, Upsert, Writer};

@@ -15,7 +15,7 @@ pub(crate) mod snapshot;
 use crate::lookup::heap::Fast;
 use crate::lookup::persisted::{CheckedRoot, Quick};
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK, KIND_WIDE};
-use crate::persist::{NodeSource, QuickRegion};
+use crate::persist::source::{NodeSource, QuickRegion};
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
 

@@ -23,7 +23,7 @@ use crate::node::{
     KIND_NODE48, NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY,
     PACK_HEADER_LEN, PACK_VALUE_WIDTH_MAX, PREFIX_INLINE_LEN_MAX,
 };
-use crate::persist::{QuickRegion, Walk};
+use crate::persist::source::{QuickRegion, Walk};
 use crate::raw;
 use crate::word::{self, TAG_INLINE, TAG_MASK, TAG_PERSISTED};
 use crate::KEY_LEN_MAX;

@@ -26,7 +26,7 @@ use crate::node::{
     KIND_NODE16, KIND_NODE256, KIND_NODE4, KIND_NODE48, NODE16_SHRINK_COUNT, NODE256_SHRINK_COUNT,
     NODE48_CAPACITY, NODE48_SHRINK_COUNT,
 };
-use crate::persist::NodeSource;
+use crate::persist::source::NodeSource;
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
 use crate::write::cow::Registry;
 use crate::write::fast::FastUpsert;
