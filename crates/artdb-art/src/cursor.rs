@@ -12,7 +12,7 @@
 use std::ops::{Bound, RangeBounds};
 
 use crate::lookup::{check_key, Entry, View};
-use crate::node::{InnerRef, PackRef};
+use crate::node::{common_prefix_len, InnerRef, PackRef};
 use crate::word;
 use crate::Error;
 
@@ -531,38 +531,6 @@ fn prefetch_siblings(node: InnerRef<'_>, from: usize, forward: bool) {
     }
 }
 
-/// Length of the common prefix of two byte strings.
-#[inline]
-pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    // Eight bytes at a time: the first differing bit's byte ends the prefix.
-    let len = a.len().min(b.len());
-    let (a, b) = (&a[..len], &b[..len]);
-    let mut done = 0;
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        let (mut xw, mut yw) = ([0u8; 8], [0u8; 8]);
-        xw.copy_from_slice(x);
-        yw.copy_from_slice(y);
-        let diff = u64::from_le_bytes(xw) ^ u64::from_le_bytes(yw);
-        if diff != 0 {
-            return done + (diff.trailing_zeros() / 8) as usize;
-        }
-        done += 8;
-    }
-    // Four bytes at once for the tail (W2's 4-byte keys: one compare), then byte by byte.
-    if let (Some(x), Some(y)) = (a[done..].first_chunk::<4>(), b[done..].first_chunk::<4>()) {
-        let diff = u32::from_le_bytes(*x) ^ u32::from_le_bytes(*y);
-        if diff != 0 {
-            return done + (diff.trailing_zeros() / 8) as usize;
-        }
-        done += 4;
-    }
-    done + a[done..]
-        .iter()
-        .zip(&b[done..])
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
 /// A key (owned) and its value (borrowed from the tree), as iteration yields them.
 pub type Pair<'a> = (Vec<u8>, &'a [u8]);
 
@@ -746,30 +714,5 @@ mod tests {
         assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
         assert_eq!(prefix_successor(b"\xff\xff"), None);
         assert_eq!(prefix_successor(b""), None);
-    }
-
-    /// The word-at-a-time prefix length equals a byte-by-byte count, for every length up to 20
-    /// and every position of the first difference (in either string, or none).
-    #[test]
-    fn common_prefix_len_matches_a_byte_scan() {
-        let base: Vec<u8> = (0u8..20).map(|i| i.wrapping_mul(37)).collect();
-        for a_len in 0..=20 {
-            for b_len in 0..=20 {
-                for differ_at in 0..=20 {
-                    let a = &base[..a_len];
-                    let mut b = base[..b_len].to_vec();
-                    if let Some(byte) = b.get_mut(differ_at) {
-                        *byte ^= 0x80;
-                    }
-                    let want = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-                    assert_eq!(
-                        common_prefix_len(a, &b),
-                        want,
-                        "{a_len} {b_len} {differ_at}"
-                    );
-                    assert_eq!(common_prefix_len(&b, a), want);
-                }
-            }
-        }
     }
 }

@@ -31,9 +31,10 @@
 //! get its offset), [`Tree::open`] (a tree over a persisted root), [`Tree::persist`] (write every
 //! heap node post-order and swizzle the tree onto the persisted images). See `docs/art.md`.
 //!
-//! Unsafe code lives in `raw/` (allocation and byte views), `node/` (views of heap images),
-//! `raw/search.rs` (SSE2), `lookup/mod.rs`/`write/cow.rs`/`tree.rs` (calls into them, each with its
-//! `SAFETY` argument). Run the tests under valgrind after changing any of them (docs/art.md).
+//! Unsafe code lives in `raw/` (allocation, the arena, byte views, SIMD search); the rest, mostly
+//! views of heap images by address whose soundness is the tree's own invariant, is listed file by
+//! file with why in docs/art.md's unsafe map (and, as ceilings that may only fall, in the tidy
+//! test). Run the tests under valgrind after changing any of it (docs/art.md).
 
 mod build;
 mod cursor;

@@ -242,10 +242,10 @@ pub struct Stats {
     pub inline_values: u64,
     /// Leaf packs (each holding several keys), dense packs included.
     pub packs: u64,
-    /// Dense packs among `packs` (256 one-byte suffixes, no fence: node/pack.rs).
+    /// Dense packs among `packs` (256 one-byte suffixes, no fence: node/pack/dense.rs).
     pub dense_packs: u64,
     /// Wide packs among `packs` (values over `PACK_VALUE_WIDTH_MAX` bytes in an area of their
-    /// own: node/pack.rs).
+    /// own: node/pack/wide.rs).
     pub wide_packs: u64,
     /// Nodes and leaves read from persisted images.
     pub persisted: u64,

@@ -72,6 +72,24 @@ const INLINE_LEN_SHIFT: u32 = 3;
 /// Largest value stored in the child word itself.
 pub const INLINE_VALUE_LEN_MAX: usize = 7;
 
+/// The narrowest value of a one-byte-suffix pack that the writer's `bursts_to_inline` (write/pack.rs) turns into a Node256
+/// of inline words when it would grow past a quarter of a dense pack. A Node256 is 2,080 bytes;
+/// the pack it replaces would have grown to 16 + 128 + 128 x width bytes (1,040 for 7-byte
+/// values, 912 for 6) and then to 16 + 256 + 256 x width (2,064, 1,808): a run that stays
+/// between 65 and 128 keys costs twice the pack's memory (the price of the fill's speed, see
+/// `full_run_bursts`), one between 129 and 255 at most 15% more, and one that fills nothing,
+/// since a full Node256 of inline words becomes a dense pack (1,808 bytes for 7-byte values:
+/// `Writer::densify_node256`).
+const INLINE_BURST_VALUE_WIDTH_MIN: usize = 6;
+
+/// Whether values of `width` bytes are inline in a child word and wide enough that a Node256 of
+/// them costs no more than a one-byte-suffix pack of the same keys near full (6 or 7 bytes:
+/// [`INLINE_BURST_VALUE_WIDTH_MIN`]).
+#[inline]
+pub(crate) fn inline_sized(width: usize) -> bool {
+    (INLINE_BURST_VALUE_WIDTH_MIN..=INLINE_VALUE_LEN_MAX).contains(&width)
+}
+
 const _: () = assert!(core::mem::size_of::<u64>() == 8);
 const _: () = assert!(INLINE_VALUE_LEN_MAX == 7, "bits 8..63 hold exactly 7 bytes");
 const _: () = assert!(

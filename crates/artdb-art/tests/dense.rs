@@ -1,5 +1,5 @@
 //! Dense packs (issue 13): a full run of 256 one-byte suffixes with values of one width is kept
-//! as a pack without a fence (node/pack.rs). Model tests against `BTreeMap` over trees that are
+//! as a pack without a fence (node/pack/dense.rs). Model tests against `BTreeMap` over trees that are
 //! bulk-built (in memory and streamed to a `MemoryNodeStore`) or inserted, with full runs, runs
 //! with holes, removals (a dense pack becomes an ordinary pack of 255), re-inserts (it becomes
 //! dense again), values of another width (it bursts), snapshots (copy-on-write of dense packs)

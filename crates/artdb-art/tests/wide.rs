@@ -1,6 +1,6 @@
 //! Wide packs (issue 13): leaf packs of values over `PACK_VALUE_WIDTH_MAX` bytes (kind 8), whose
 //! sorted records hold a value slot and whose values sit in an area of their own, so that an
-//! insert moves the suffixes and slots but not the values (node/pack.rs). Model tests against
+//! insert moves the suffixes and slots but not the values (node/pack/wide.rs). Model tests against
 //! `BTreeMap` over trees that are inserted, bulk-built or bulk-persisted, with W1's shape (random
 //! 8-byte keys, ~150 and more under one 2-byte prefix, so packs fill, take in-place inserts into
 //! spare slots, are copied when full and burst at their capacity), removals (in place: the last

@@ -29,12 +29,13 @@
 //! Used by artdb-tidstore's append path (blocks arrive in ascending order, then are built at
 //! once), where keys are 4-byte block numbers and values at most 7 bytes.
 
-use crate::cursor::common_prefix_len;
 use crate::lookup::check_key;
+use crate::node::common_prefix_len;
 use crate::node::{
     self, alloc_pack_spare, build_inner, build_node256, fits_pack, EntryList, Shape, KIND_NODE256,
 };
-use crate::tree::{check_value, value_word, Tree};
+use crate::tree::Tree;
+use crate::write::writer::{check_value, value_word};
 use crate::{pack_capacity_max, Error, INLINE_VALUE_LEN_MAX};
 
 /// Most entries of a pack this build makes: 256, the pack bound when artdb-tidstore's append

@@ -9,15 +9,16 @@
 //! prefix = the bytes between its parent's branch position and its own) and becomes pending in
 //! turn. A node branching at `l` is then opened if none is.
 
-use crate::cursor::common_prefix_len;
 use crate::lookup::{check_key, Resolver};
+use crate::node::common_prefix_len;
 use crate::node::{
     self, alloc_pack_spare, build_inner, dense_image_len, fill_dense_image, fits_pack, EntryList,
     Shape, DENSE_ENTRIES,
 };
 use crate::persist::{checked_write, write_leaf, NodeSink};
-use crate::tree::{check_value, value_word, Tree};
+use crate::tree::Tree;
 use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
+use crate::write::writer::{check_value, value_word};
 use crate::{ChildWord, Error, PACK_ENTRIES_MAX};
 
 /// Version stamped on bulk-built heap nodes and packs.
@@ -473,7 +474,7 @@ impl<'s> Builder<'s> {
 
     /// Completes `open` (256 inline values of `value_width` bytes, no value slot; its word sits
     /// at `depth`) as a dense pack instead of a Node256: 16 + prefix + 256 x `value_width`
-    /// bytes instead of 2,080 (W2's leaf level; node/pack.rs). With a sink the image is composed
+    /// bytes instead of 2,080 (W2's leaf level; node/pack/dense.rs). With a sink the image is composed
     /// in the scratch buffer, as for inner nodes.
     fn close_dense(
         &mut self,

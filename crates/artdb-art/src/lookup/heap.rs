@@ -3,7 +3,7 @@
 //!
 //! A lookup in a tree that lives on the heap needs none of the checks persisted images need
 //! (kind, length, count, depth, offset order: see `lookup/mod.rs`): every heap word reachable from a
-//! version names a live, well-formed image of this crate (raw.rs invariants 2 and 3). This path
+//! version names a live, well-formed image of this crate (raw/mod.rs invariants 2 and 3). This path
 //! walks heap words only, reading each node's kind and prefix length straight from its header
 //! and searching the kind's body directly (Node256: the slot of the byte; Node48: the index
 //! byte; Node16: SSE2; Node4: a scan), with no `Result`, no `Entry` enum and no allocation.
@@ -99,7 +99,7 @@ pub(crate) enum Step<'a> {
 /// lookup stops after its fence search ([`Step::Pack`]) so a group can prefetch the record.
 ///
 /// # Safety
-/// `slot` belongs to a version whose heap images stay live and unwritten during `'a` (raw.rs
+/// `slot` belongs to a version whose heap images stay live and unwritten during `'a` (raw/mod.rs
 /// invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`).
 #[inline(always)]
 pub(crate) unsafe fn step<'a, const SPLIT_PACKS: bool>(
@@ -312,7 +312,7 @@ unsafe fn leaf_step<'a, const SPLIT_PACKS: bool>(
 ///
 /// # Safety
 /// `root` is the root slot of a version whose heap images stay live and unwritten during `'a`
-/// (raw.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`).
+/// (raw/mod.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`).
 // Always inlined: out of line (the benchmark harness's caller in another crate did not inline
 // it) each lookup paid a call, six register saves and restores and its result through memory,
 // a large share beside what a Node256 root's rejection of a key takes.

@@ -15,7 +15,7 @@ pub(crate) mod snapshot;
 use crate::lookup::heap::Fast;
 use crate::lookup::persisted::{CheckedRoot, Quick};
 use crate::node::{self, InnerRef, LeafRef, PackRef, KIND_DENSE, KIND_LEAF, KIND_PACK, KIND_WIDE};
-use crate::persist::{NodeSource, QuickRegion};
+use crate::persist::source::{NodeSource, QuickRegion};
 use crate::word::{self, Word};
 use crate::{Error, KEY_LEN_MAX};
 
@@ -51,7 +51,7 @@ pub(crate) struct Resolver<'a> {
 impl<'a> Resolver<'a> {
     /// Resolves `bits`, a word at `depth` read from a node persisted at `parent` (if any).
     ///
-    /// For heap words this relies on the tree's invariants (raw.rs): a heap word reachable from a
+    /// For heap words this relies on the tree's invariants (raw/mod.rs): a heap word reachable from a
     /// version is a live image of this crate that is not written or freed while `'a` lasts. The
     /// writer uses the result only until it next writes that node.
     #[inline]
@@ -72,7 +72,7 @@ impl<'a> Resolver<'a> {
                     ));
                 }
                 // SAFETY: a heap word reachable from a version is a live inner image of ours that
-                // is neither written nor freed while the version is borrowed (raw.rs 2, 3).
+                // is neither written nor freed while the version is borrowed (raw/mod.rs 2, 3).
                 let inner = unsafe { node::heap_inner::<'a>(address) };
                 debug_assert_eq!(inner.header().depth(), depth, "heap node depth");
                 Ok(Entry::Inner(inner))
@@ -265,7 +265,7 @@ impl<'a> PointReader<'a> {
 ///
 /// # Safety
 /// `root` is the root slot of a version whose heap images stay live and unwritten during `'a`
-/// (raw.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`), and `view` returns a
+/// (raw/mod.rs invariants 2 and 3: a `Tree` borrowed shared, or a `Snapshot`), and `view` returns a
 /// view of that version.
 #[inline(always)]
 pub(crate) unsafe fn get_lazy<'a>(
@@ -298,7 +298,7 @@ impl<'a> View<'a> {
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&'a [u8]>, Error> {
         // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its heap
-        // images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
+        // images stay live and unwritten during 'a (raw/mod.rs invariants 2 and 3).
         unsafe { get_lazy(self.root, key, || *self) }
     }
 
@@ -450,7 +450,7 @@ impl<'a> View<'a> {
                     return Ok((key.len() == depth).then(|| word::inline_value(slot, len)))
                 }
                 Word::Persisted(offset) => {
-                    // A dense pack (W2's leaf level) is read in place (node/pack.rs).
+                    // A dense pack (W2's leaf level) is read in place (node/pack/dense.rs).
                     if let Some(value) = self.resolver.dense_get(offset, parent, depth, key) {
                         return Ok(value);
                     }
@@ -505,7 +505,7 @@ impl<'a> View<'a> {
         let mut slow = [(self.root, 0usize); GET_MANY_GROUP_LEN];
         for group in keys.chunks(GET_MANY_GROUP_LEN) {
             // SAFETY: a view borrows a version (a shared `Tree` or a `Snapshot`) for 'a, so its
-            // heap images stay live and unwritten during 'a (raw.rs invariants 2 and 3).
+            // heap images stay live and unwritten during 'a (raw/mod.rs invariants 2 and 3).
             let slow_lanes =
                 unsafe { crate::lookup::heap::get_group(self.root, group, &mut values, &mut slow) };
             let base = out.len();

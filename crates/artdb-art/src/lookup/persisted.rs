@@ -23,7 +23,7 @@ use crate::node::{
     KIND_NODE48, NODE16_CAPACITY, NODE256_CAPACITY, NODE48_CAPACITY, NODE4_CAPACITY,
     PACK_HEADER_LEN, PACK_VALUE_WIDTH_MAX, PREFIX_INLINE_LEN_MAX,
 };
-use crate::persist::{QuickRegion, Walk};
+use crate::persist::source::{QuickRegion, Walk};
 use crate::raw;
 use crate::word::{self, TAG_INLINE, TAG_MASK, TAG_PERSISTED};
 use crate::KEY_LEN_MAX;
@@ -271,7 +271,7 @@ impl<'r, 'a> Descent<'r, 'a> {
             let inner = kind.wrapping_sub(KIND_NODE4) <= KIND_NODE256 - KIND_NODE4;
             if !inner || prefix_len > PREFIX_INLINE_LEN_MAX {
                 // A dense pack with no hint, or not the hinted layout, is answered here from
-                // its header (node/pack.rs).
+                // its header (node/pack/dense.rs).
                 if let Some(value) = crate::node::dense_get(bytes, key, depth) {
                     return Level::Done(value);
                 }

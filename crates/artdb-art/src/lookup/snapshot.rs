@@ -11,7 +11,7 @@ impl Snapshot {
     /// The value of `key`, borrowed from the snapshot.
     #[inline]
     pub fn get(&self, key: &[u8]) -> Result<Option<&[u8]>, Error> {
-        // SAFETY: a snapshot's version is immutable and lives as long as the snapshot (raw.rs
+        // SAFETY: a snapshot's version is immutable and lives as long as the snapshot (raw/mod.rs
         // invariants 2 and 3), and `view()` is a view of it.
         unsafe { crate::lookup::get_lazy(self.view().root, key, || self.view()) }
     }

@@ -70,9 +70,7 @@ impl<'a> LeafRef<'a> {
 /// Allocates a heap leaf and returns its word.
 pub(crate) fn alloc_leaf(suffix: &[u8], value: &[u8]) -> u64 {
     let len = leaf_image_len(suffix.len(), value.len());
-    let address = raw::alloc_image(len);
-    // SAFETY: just allocated with `len` bytes; only this function uses it until it returns.
-    let bytes = unsafe { raw::image_mut(address, len) };
+    let (address, bytes) = raw::alloc_image_mut(len, crate::raw::arena::Group::General);
     let (head, body) = bytes.split_at_mut(LEAF_HEADER_LEN);
     if let Some(header) = raw::view_mut::<LeafHeader>(head) {
         header.kind = KIND_LEAF;
@@ -128,7 +126,7 @@ pub(crate) unsafe fn heap_leaf_image<'a>(address: usize) -> &'a [u8] {
 pub(crate) unsafe fn free_heap_leaf(address: usize) {
     // SAFETY: live leaf of ours (caller).
     let len = unsafe { heap_leaf_len(address) };
-    // SAFETY: allocated by alloc_image with this length (leaves never change), unreachable now.
+    // SAFETY: allocated by raw::alloc_image_in with this length (leaves never change), unreachable now.
     unsafe { raw::free_image(address, len) }
 }
 

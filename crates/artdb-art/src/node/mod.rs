@@ -82,10 +82,10 @@ pub(crate) const KIND_LEAF: u8 = 5;
 /// Kind byte of a leaf pack.
 pub(crate) const KIND_PACK: u8 = 6;
 /// Kind byte of a dense pack: a full leaf pack of 256 one-byte suffixes whose fence is implicit
-/// (entry `b` holds suffix byte `b`; node/pack.rs).
+/// (entry `b` holds suffix byte `b`; node/pack/dense.rs).
 pub(crate) const KIND_DENSE: u8 = 7;
 /// Kind byte of a wide pack: a leaf pack of values over `PACK_VALUE_WIDTH_MAX` bytes, whose
-/// sorted records hold a value slot and whose values sit in an area of their own (node/pack.rs).
+/// sorted records hold a value slot and whose values sit in an area of their own (node/pack/wide.rs).
 pub(crate) const KIND_WIDE: u8 = 8;
 
 /// Children a Node4 holds.
@@ -596,9 +596,7 @@ pub(crate) fn build_inner_in(
 ) -> u64 {
     debug_assert!(entries.len() <= capacity(kind), "entries fit the kind");
     let len = inner_len(kind, shape.prefix.len());
-    let address = raw::alloc_image_in(len, group);
-    // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
-    let bytes = unsafe { raw::image_mut(address, len) };
+    let (address, bytes) = raw::alloc_image_mut(len, group);
     fill_inner(
         bytes,
         kind,
@@ -618,9 +616,7 @@ pub(crate) fn build_node256(
     fill: impl FnOnce(&mut [[u8; 8]; NODE256_CAPACITY]) -> usize,
 ) -> u64 {
     let len = inner_len(KIND_NODE256, shape.prefix.len());
-    let address = raw::alloc_image_in(len, crate::raw::arena::Group::General);
-    // SAFETY: just allocated with `len` bytes; this function is its only user until it returns.
-    let bytes = unsafe { raw::image_mut(address, len) };
+    let (address, bytes) = raw::alloc_image_mut(len, crate::raw::arena::Group::General);
     fill_inner(bytes, KIND_NODE256, shape, core::iter::empty());
     if let Some(node) = raw::view_mut::<Node256>(bytes) {
         node.fill_with(fill);
@@ -670,9 +666,7 @@ pub(crate) fn fill_inner(
 
 /// Copies an inner image to a new heap allocation stamped with `version`; returns the address.
 pub(crate) fn copy_inner(image: &[u8], version: u64) -> usize {
-    let address = raw::alloc_image(image.len());
-    // SAFETY: just allocated with `image.len()` bytes; only this function uses it until it returns.
-    let bytes = unsafe { raw::image_mut(address, image.len()) };
+    let (address, bytes) = raw::alloc_image_mut(image.len(), crate::raw::arena::Group::General);
     bytes.copy_from_slice(image);
     if let Some(header) = raw::view_mut::<Header>(bytes) {
         header.set_version(version);
@@ -698,7 +692,7 @@ pub(crate) unsafe fn heap_inner_len(address: usize) -> usize {
 ///
 /// # Safety
 /// `address` is a live heap inner image made by this crate that is not written or freed during
-/// `'a` (raw.rs invariants 2 and 3).
+/// `'a` (raw/mod.rs invariants 2 and 3).
 #[inline]
 pub(crate) unsafe fn heap_inner<'a>(address: usize) -> InnerRef<'a> {
     // SAFETY: the caller's guarantee (live image of ours) is what heap_inner_len needs.
@@ -729,7 +723,7 @@ fn empty_inner() -> InnerRef<'static> {
 ///
 /// # Safety
 /// `address` is a live heap inner image made by this crate in the writer's current version, and
-/// no other reference to it is used during `'a` (raw.rs invariant 2).
+/// no other reference to it is used during `'a` (raw/mod.rs invariant 2).
 #[inline]
 pub(crate) unsafe fn heap_inner_mut<'a>(address: usize) -> Option<InnerMut<'a>> {
     // SAFETY: the caller's guarantee (live image of ours) is what heap_inner_len needs.
@@ -771,14 +765,71 @@ pub(crate) unsafe fn heap_inner_body_mut<'a>(address: usize) -> Option<InnerMut<
 pub(crate) unsafe fn free_heap_inner(address: usize) {
     // SAFETY: live image of ours (caller).
     let len = unsafe { heap_inner_len(address) };
-    // SAFETY: allocated by alloc_image with exactly this length (the header never changes the
+    // SAFETY: allocated by raw::alloc_image_in with exactly this length (the header never changes the
     // prefix length or kind after allocation), unreachable from now on (caller).
     unsafe { raw::free_image(address, len) }
+}
+
+/// Length of the common prefix of two byte strings.
+#[inline]
+pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    // Eight bytes at a time: the first differing bit's byte ends the prefix.
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let mut done = 0;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let (mut xw, mut yw) = ([0u8; 8], [0u8; 8]);
+        xw.copy_from_slice(x);
+        yw.copy_from_slice(y);
+        let diff = u64::from_le_bytes(xw) ^ u64::from_le_bytes(yw);
+        if diff != 0 {
+            return done + (diff.trailing_zeros() / 8) as usize;
+        }
+        done += 8;
+    }
+    // Four bytes at once for the tail (W2's 4-byte keys: one compare), then byte by byte.
+    if let (Some(x), Some(y)) = (a[done..].first_chunk::<4>(), b[done..].first_chunk::<4>()) {
+        let diff = u32::from_le_bytes(*x) ^ u32::from_le_bytes(*y);
+        if diff != 0 {
+            return done + (diff.trailing_zeros() / 8) as usize;
+        }
+        done += 4;
+    }
+    done + a[done..]
+        .iter()
+        .zip(&b[done..])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 #[cfg(test)]
 mod prefix_compare_tests {
     use super::*;
+
+    /// The word-at-a-time prefix length equals a byte-by-byte count, for every length up to 20
+    /// and every position of the first difference (in either string, or none).
+    #[test]
+    fn common_prefix_len_matches_a_byte_scan() {
+        let base: Vec<u8> = (0u8..20).map(|i| i.wrapping_mul(37)).collect();
+        for a_len in 0..=20 {
+            for b_len in 0..=20 {
+                for differ_at in 0..=20 {
+                    let a = &base[..a_len];
+                    let mut b = base[..b_len].to_vec();
+                    if let Some(byte) = b.get_mut(differ_at) {
+                        *byte ^= 0x80;
+                    }
+                    let want = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+                    assert_eq!(
+                        common_prefix_len(a, &b),
+                        want,
+                        "{a_len} {b_len} {differ_at}"
+                    );
+                    assert_eq!(common_prefix_len(&b, a), want);
+                }
+            }
+        }
+    }
 
     /// Every key length to 12, every depth, every prefix length: `key_word_at` against the
     /// bytes it stands for, and `inline_prefix_matches` against a slice compare.

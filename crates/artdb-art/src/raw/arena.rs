@@ -120,7 +120,7 @@ fn bin_holding(size: usize) -> (usize, usize) {
 pub(crate) enum Group {
     /// Every image but those of [`Group::Run`].
     General = 0,
-    /// The images of a dense run being filled (node/pack.rs `alloc_pack_spare`, write/pack.rs
+    /// The images of a dense run being filled (node/pack/build.rs `alloc_pack_spare`, write/pack.rs
     /// `one_byte_node`): one-byte-suffix packs of 6- or 7-byte values that are not dense, copied
     /// into larger ones as keys arrive, and the Node256 of inline words such a pack bursts into,
     /// which the run's 256th key replaces by a dense pack (a general image).
@@ -510,7 +510,7 @@ pub(crate) unsafe fn free(address: usize, size: usize) {
 #[cold]
 #[inline(never)]
 fn arena_corrupt(address: usize, size: usize, header: u64) -> ! {
-    // An internal invariant broke (raw.rs invariant 1): continuing would hand out memory twice.
+    // An internal invariant broke (raw/mod.rs invariant 1): continuing would hand out memory twice.
     eprintln!(
         "artdb: image arena: free of {address:#x} ({size} bytes) found header {header:#x} \
          (a double free or a size mismatch); aborting"

@@ -5,7 +5,7 @@
 //! of the crate works on those safe views.
 //!
 //! Invariants the callers uphold (stated again on each function):
-//! 1. A heap image is allocated by [`alloc_image`] with alignment [`IMAGE_ALIGN`] and freed once,
+//! 1. A heap image is allocated by [`alloc_image_in`] with alignment [`IMAGE_ALIGN`] and freed once,
 //!    by [`free_image`], with the size it was allocated with. The size is recomputed from the
 //!    image's own header, which is never changed in a way that changes the size.
 //! 2. A heap image reachable from a published version (a `Snapshot`) is never written again; the
@@ -60,16 +60,9 @@ fn layout(size: usize) -> Layout {
 }
 
 /// Allocates a zeroed image of `size` bytes and returns its address (nonzero, 8-aligned): from
-/// the image arena (`raw/arena.rs`, its general chunks) when it serves that size, else from the
-/// global allocator.
-#[inline]
-pub(crate) fn alloc_image(size: usize) -> usize {
-    alloc_image_in(size, crate::raw::arena::Group::General)
-}
-
-/// [`alloc_image`] into the arena's chunks of `group` when the arena serves the size (images of
-/// different groups never share a chunk: `raw/arena.rs`).
-pub(crate) fn alloc_image_in(size: usize, group: crate::raw::arena::Group) -> usize {
+/// the image arena's chunks of `group` (`raw/arena.rs`; images of different groups never share
+/// a chunk) when it serves that size, else from the global allocator.
+fn alloc_image_in(size: usize, group: crate::raw::arena::Group) -> usize {
     if crate::raw::arena::serves(size) {
         return crate::raw::arena::alloc(size, group);
     }
@@ -82,17 +75,36 @@ pub(crate) fn alloc_image_in(size: usize, group: crate::raw::arena::Group) -> us
     pointer as usize
 }
 
+/// Allocates a zeroed image of `size` bytes ([`alloc_image_in`] into `group`) and borrows it
+/// mutably: its address and its bytes, for the caller to write before it publishes the word.
+///
+/// Safe, like `Box::leak`: the allocation is new, so no other reference to it exists, and it
+/// is freed only through [`free_image`], whose contract forbids using any borrow of it
+/// afterwards.
+#[inline]
+pub(crate) fn alloc_image_mut<'a>(
+    size: usize,
+    group: crate::raw::arena::Group,
+) -> (usize, &'a mut [u8]) {
+    let address = alloc_image_in(size, group);
+    // SAFETY: `address` is a live allocation of `size` zeroed bytes made just now; nothing else
+    // refers to it, and it can be freed only by the unsafe `free_image`, whose caller must not
+    // use this borrow afterwards (invariant 3).
+    let bytes = unsafe { image_mut::<'a>(address, size) };
+    (address, bytes)
+}
+
 /// Frees an image.
 ///
 /// # Safety
-/// - `address` was returned by [`alloc_image`] with this same `size` and was not freed yet;
+/// - `address` was returned by [`alloc_image_in`] with this same `size` and was not freed yet;
 /// - no reference into the image is used afterwards (invariant 3).
 pub(crate) unsafe fn free_image(address: usize, size: usize) {
     if crate::raw::arena::serves(size) {
-        // SAFETY: `alloc_image(size)` took it from the arena (the same size decides), once.
+        // SAFETY: `alloc_image_in(size, _)` took it from the arena (the same size decides), once.
         return unsafe { crate::raw::arena::free(address, size) };
     }
-    // SAFETY: the caller guarantees the allocation came from `alloc_image(size)`, so it was made
+    // SAFETY: the caller guarantees the allocation came from `alloc_image_in(size, _)`, so it was made
     // with exactly `layout(size)`.
     unsafe { alloc::dealloc(address as *mut u8, layout(size)) }
 }
@@ -100,7 +112,7 @@ pub(crate) unsafe fn free_image(address: usize, size: usize) {
 /// Borrows the first `len` bytes of a heap image.
 ///
 /// # Safety
-/// - `address` is a live image of at least `len` bytes allocated by [`alloc_image`];
+/// - `address` is a live image of at least `len` bytes allocated by [`alloc_image_in`];
 /// - the image is not written and not freed while the borrow `'a` lasts (invariants 2 and 3).
 #[inline]
 pub(crate) unsafe fn image<'a>(address: usize, len: usize) -> &'a [u8] {
@@ -112,7 +124,7 @@ pub(crate) unsafe fn image<'a>(address: usize, len: usize) -> &'a [u8] {
 /// Borrows the first `len` bytes of a heap image mutably.
 ///
 /// # Safety
-/// - `address` is a live image of at least `len` bytes allocated by [`alloc_image`];
+/// - `address` is a live image of at least `len` bytes allocated by [`alloc_image_in`];
 /// - no other reference to the image exists while the borrow `'a` lasts (invariant 2: it was
 ///   created in the writer's current version and no snapshot can reach it).
 #[inline]
@@ -159,7 +171,7 @@ mod tests {
 
     #[test]
     fn alloc_write_read_free() {
-        let address = alloc_image(40);
+        let (address, _) = alloc_image_mut(40, arena::Group::General);
         assert_eq!(address % IMAGE_ALIGN, 0);
         // SAFETY: just allocated with 40 bytes; only this test touches it.
         let bytes = unsafe { image_mut(address, 40) };

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::lookup::{Resolver, View};
 use crate::node;
-use crate::persist::NodeSource;
+use crate::persist::source::NodeSource;
 use crate::word::{self, Word};
 
 /// The shared bookkeeping of one tree and its snapshots.

@@ -26,9 +26,9 @@ use crate::node::{
     self, PackMut, PackRef, HEADER_LEN, KIND_NODE256, KIND_PACK, PACK_HEADER_LEN,
     PREFIX_INLINE_LEN_MAX,
 };
-use crate::tree::{value_word, Upsert, Writer};
 use crate::word::{self, TAG_HEAP_LEAF, TAG_HEAP_NODE, TAG_HEAP_PACK_HINTED, TAG_MASK};
 use crate::write::pack::{full_run_bursts, rebuild, takes_insert_in_place};
+use crate::write::writer::{value_word, Upsert, Writer};
 
 /// Outcome of the insert fast path.
 pub(crate) enum FastUpsert<'s> {
@@ -60,7 +60,7 @@ impl Writer {
                         prefetch_node256_slot(address, byte);
                     }
                     // SAFETY: a heap node word linked in the current tree names a live inner
-                    // image of this crate (raw.rs invariant 2); the writer holds `&mut Tree`, so
+                    // image of this crate (raw/mod.rs invariant 2); the writer holds `&mut Tree`, so
                     // nothing else writes it, and this view is dropped before any other view of
                     // the node is made. Writes through it happen only once the node is the
                     // current version's or no snapshot is alive (checked below), as in
@@ -151,7 +151,7 @@ impl Writer {
         let rest = rest?;
         let address = word::heap_leaf_address(bits);
         // SAFETY: a heap leaf word linked in the current tree names a live leaf or pack image
-        // of this crate (raw.rs invariant 2), unchanged while this shared view is used; the view
+        // of this crate (raw/mod.rs invariant 2), unchanged while this shared view is used; the view
         // is dropped before the mutable one below is made.
         let image = unsafe { node::heap_leaf_image(address) };
         if image.first() != Some(&KIND_PACK) {

@@ -24,10 +24,11 @@
 use std::sync::Arc;
 
 use crate::cursor::{Iter, Pair};
-use crate::tree::{Tree, Writer};
+use crate::tree::Tree;
 use crate::word;
 use crate::write::cow::{Registry, Snapshot};
 use crate::write::rollback::free_built_since;
+use crate::write::writer::Writer;
 use crate::Error;
 
 /// A private writer on a snapshot (module docs). Dropping it frees what it built.

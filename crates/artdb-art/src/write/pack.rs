@@ -1,31 +1,21 @@
 //! Writer operations on leaf packs: insert, replace, remove, relocate, burst.
 //!
-//! Packs are immutable (node/pack.rs): every change builds a new pack and retires the old one.
+//! Packs are immutable (node/pack/): every change builds a new pack and retires the old one.
 //! A key outside the pack's prefix gets an inner node above the pack (`pack_split_prefix`). A key
 //! that a pack cannot take (another key width or value width, or a full pack) bursts the pack
 //! into an inner node (grouping the entries by their
 //! first differing byte; groups of one become leaves or inline values, larger groups smaller
 //! packs), after which the ordinary inner-node insert continues.
 
-use crate::cursor::common_prefix_len;
+use crate::node::common_prefix_len;
 use crate::node::fits_pack;
 use crate::node::{
     self, alloc_pack, alloc_pack_spare, build_inner, build_inner_in, kind_for, Body, EntryList,
     PackMut, PackRef, Shape, DENSE_ENTRIES, KIND_NODE256,
 };
 use crate::raw::arena::Group;
-use crate::tree::{value_word, Writer};
-use crate::word::{self, Word, INLINE_VALUE_LEN_MAX};
-
-/// The narrowest value of a one-byte-suffix pack that [`bursts_to_inline`] turns into a Node256
-/// of inline words when it would grow past a quarter of a dense pack. A Node256 is 2,080 bytes;
-/// the pack it replaces would have grown to 16 + 128 + 128 x width bytes (1,040 for 7-byte
-/// values, 912 for 6) and then to 16 + 256 + 256 x width (2,064, 1,808): a run that stays
-/// between 65 and 128 keys costs twice the pack's memory (the price of the fill's speed, see
-/// [`full_run_bursts`]), one between 129 and 255 at most 15% more, and one that fills nothing,
-/// since a full Node256 of inline words becomes a dense pack (1,808 bytes for 7-byte values:
-/// [`Writer::densify_node256`]).
-const INLINE_BURST_VALUE_WIDTH_MIN: usize = 6;
+use crate::word::{self, inline_sized, Word};
+use crate::write::writer::{value_word, Writer};
 
 /// Whether an insert into `pack` (absent key of its widths) bursts it into a Node256 of inline
 /// words instead of copying it into a larger pack: a one-byte-suffix pack of inline-sized
@@ -57,14 +47,6 @@ pub(crate) fn bursts_to_inline(pack: &PackRef<'_>) -> bool {
 #[inline]
 pub(crate) fn full_run_bursts(key_width: usize, count: usize, value_width: usize) -> bool {
     key_width == 1 && count >= DENSE_ENTRIES / 4 && inline_sized(value_width)
-}
-
-/// Whether values of `width` bytes are inline in a child word and wide enough that a Node256 of
-/// them costs no more than a one-byte-suffix pack of the same keys near full (6 or 7 bytes:
-/// [`INLINE_BURST_VALUE_WIDTH_MIN`]).
-#[inline]
-pub(crate) fn inline_sized(width: usize) -> bool {
-    (INLINE_BURST_VALUE_WIDTH_MIN..=INLINE_VALUE_LEN_MAX).contains(&width)
 }
 
 /// The full suffix (after the prefix) of a pack entry.
@@ -147,7 +129,7 @@ impl Writer {
 
     /// Inserts `suffix` (absent, of the pack's widths) at entry `at` of the pack in `slot`: in
     /// place into a spare slot when the pack is writable, else into a copy. The 256th entry of
-    /// a one-byte-suffix pack always goes into a copy, which is built dense (node/pack.rs).
+    /// a one-byte-suffix pack always goes into a copy, which is built dense (node/pack/build.rs).
     fn pack_insert_at(
         &mut self,
         slot: &mut [u8; 8],
