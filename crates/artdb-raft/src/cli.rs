@@ -65,21 +65,147 @@ pub fn block_on<T>(
 }
 
 /// `serve`: runs one node until it is stopped (SIGINT stops it cleanly; any other end, even
-/// SIGKILL, is recovered from at the next start).
-#[derive(Args, Debug, Clone)]
+/// SIGKILL, is recovered from at the next start). Each setting comes from its flag, else from
+/// the `--config` file, else its default.
+#[derive(Args, Debug, Clone, Default)]
+#[command(
+    after_help = "A --config file is TOML with any of the flags' names, e.g.\n\n  \
+                        id = 1\n  listen = \"127.0.0.1:7001\"\n  dir = \"/var/lib/artdb-1\"\n  \
+                        heartbeat_ms = 100\n  log_level = \"info\"\n  log_format = \"json\""
+)]
 pub struct ServeArgs {
-    /// This node's id (unique in the cluster, never reused; 1 or more).
+    /// A TOML file of the settings below (a flag given as well overrides it).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// This node's id (unique in the cluster, never reused; 1 or more). Required, here or in
+    /// the config file.
     #[arg(long, allow_negative_numbers = true, value_parser = node_id)]
+    pub id: Option<NodeId>,
+    /// Address to listen on for peers and clients, e.g. 127.0.0.1:7001. Required.
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Directory of the node's database (created if absent). Required.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Raft heartbeat interval in milliseconds (elections time out after 3 to 6 of them;
+    /// default 100).
+    #[arg(long, allow_negative_numbers = true, value_parser = heartbeat_ms)]
+    pub heartbeat_ms: Option<u64>,
+    /// What to log to stderr: a level (error, warn, info, debug, trace) or per-module filters
+    /// such as `warn,openraft=info` (default `warn`).
+    #[arg(long)]
+    pub log_level: Option<String>,
+    /// How to log: `text` (default) or `json` (one object a line, for log collectors).
+    #[arg(long)]
+    pub log_format: Option<String>,
+}
+
+/// What a `--config` file may hold (every key optional; an unknown key is an error, so a typo
+/// is not silently ignored).
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    id: Option<NodeId>,
+    listen: Option<String>,
+    dir: Option<PathBuf>,
+    heartbeat_ms: Option<u64>,
+    log_level: Option<String>,
+    log_format: Option<String>,
+}
+
+/// The settings of a node, each resolved from its flag, the config file or its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSettings {
+    /// This node's id.
     pub id: NodeId,
-    /// Address to listen on for peers and clients, e.g. 127.0.0.1:7001.
-    #[arg(long)]
+    /// Where it listens.
     pub listen: String,
-    /// Directory of the node's database (created if absent).
-    #[arg(long)]
+    /// Its database's directory.
     pub dir: PathBuf,
-    /// Raft heartbeat interval in milliseconds (elections time out after 3 to 6 of them).
-    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = heartbeat_ms)]
+    /// Its heartbeat in milliseconds.
     pub heartbeat_ms: u64,
+    /// The log filter.
+    pub log_level: String,
+    /// Whether logs are JSON lines.
+    pub log_json: bool,
+}
+
+impl ServeArgs {
+    /// The settings: flags over the config file over defaults; a missing required one, a bad
+    /// file or a value out of range is an error naming it.
+    pub fn settings(&self) -> Result<NodeSettings, String> {
+        let file = match &self.config {
+            None => ConfigFile::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read the config file {}: {e}", path.display()))?;
+                toml::from_str(&text)
+                    .map_err(|e| format!("the config file {}: {e}", path.display()))?
+            }
+        };
+        let missing =
+            |what: &str| format!("no {what}: give --{what} or `{what} = ...` in a --config file");
+        let id = match self.id.or(file.id) {
+            None => return Err(missing("id")),
+            Some(0) => return Err("id in the config file must be 1 or more".to_string()),
+            Some(id) => id,
+        };
+        let heartbeat = match (self.heartbeat_ms, file.heartbeat_ms) {
+            (Some(ms), _) => ms,
+            (None, Some(ms)) => heartbeat_ms(&ms.to_string())
+                .map_err(|e| format!("heartbeat_ms in the config file {e}"))?,
+            (None, None) => HEARTBEAT_MS_DEFAULT,
+        };
+        let log_format = self
+            .log_format
+            .clone()
+            .or(file.log_format)
+            .unwrap_or_else(|| "text".to_string());
+        let log_json = match log_format.as_str() {
+            "text" => false,
+            "json" => true,
+            other => return Err(format!("log format {other:?} is neither text nor json")),
+        };
+        Ok(NodeSettings {
+            id,
+            listen: self
+                .listen
+                .clone()
+                .or(file.listen)
+                .ok_or_else(|| missing("listen"))?,
+            dir: self
+                .dir
+                .clone()
+                .or(file.dir)
+                .ok_or_else(|| missing("dir"))?,
+            heartbeat_ms: heartbeat,
+            log_level: self
+                .log_level
+                .clone()
+                .or(file.log_level)
+                .unwrap_or_else(|| "warn".to_string()),
+            log_json,
+        })
+    }
+}
+
+/// Default of `serve --heartbeat-ms`.
+pub const HEARTBEAT_MS_DEFAULT: u64 = 100;
+
+/// Sends openraft's and this crate's `tracing` events to stderr, filtered by `level`.
+fn start_logs(level: &str, json: bool) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_new(level)
+        .map_err(|e| format!("log level {level:?}: {e}"))?;
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // A subscriber set already (a test running several nodes in one process) stays.
+    let _ = if json {
+        logs.json().try_init()
+    } else {
+        logs.with_ansi(false).try_init()
+    };
+    Ok(())
 }
 
 /// The commands that talk to a running cluster over TCP.
@@ -169,12 +295,15 @@ pub enum ClusterCommand {
 
 /// Runs one node (see [`ServeArgs`]) until SIGINT.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let ServeArgs {
+    let NodeSettings {
         id,
         listen,
         dir,
         heartbeat_ms,
-    } = args;
+        log_level,
+        log_json,
+    } = args.settings()?;
+    start_logs(&log_level, log_json)?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("node.artdb");
     let (log_store, state_machine) = crate::open(&path, artdb::Options::default())
@@ -319,5 +448,88 @@ pub async fn run(command: ClusterCommand) -> Result<(), String> {
                 .await
                 .map_err(error)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_file(text: &str, args: ServeArgs) -> Result<NodeSettings, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let path = dir.path().join("node.toml");
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        ServeArgs {
+            config: Some(path),
+            ..args
+        }
+        .settings()
+    }
+
+    #[test]
+    fn flags_override_the_config_file_which_overrides_defaults() {
+        let file = "id = 3\nlisten = \"127.0.0.1:7003\"\ndir = \"/d\"\nlog_format = \"json\"\n";
+        let settings = with_file(file, ServeArgs::default()).unwrap();
+        assert_eq!(
+            settings,
+            NodeSettings {
+                id: 3,
+                listen: "127.0.0.1:7003".to_string(),
+                dir: PathBuf::from("/d"),
+                heartbeat_ms: HEARTBEAT_MS_DEFAULT,
+                log_level: "warn".to_string(),
+                log_json: true,
+            }
+        );
+        let flags = ServeArgs {
+            id: Some(4),
+            heartbeat_ms: Some(50),
+            log_format: Some("text".to_string()),
+            ..ServeArgs::default()
+        };
+        let settings = with_file(file, flags).unwrap();
+        assert_eq!((settings.id, settings.heartbeat_ms), (4, 50));
+        assert!(!settings.log_json);
+        assert_eq!(settings.listen, "127.0.0.1:7003");
+    }
+
+    #[test]
+    fn a_missing_setting_a_bad_value_or_an_unknown_key_is_an_error_naming_it() {
+        let no_id = with_file("listen = \"a:1\"\ndir = \"/d\"\n", ServeArgs::default());
+        assert!(no_id.unwrap_err().contains("no id"));
+        let no_dir = ServeArgs {
+            id: Some(1),
+            listen: Some("a:1".to_string()),
+            ..ServeArgs::default()
+        }
+        .settings();
+        assert!(no_dir.unwrap_err().contains("no dir"));
+        let zero = with_file(
+            "id = 0\nlisten = \"a:1\"\ndir = \"/d\"\n",
+            ServeArgs::default(),
+        );
+        assert!(zero.unwrap_err().contains("1 or more"));
+        let fast = with_file(
+            "id = 1\nlisten = \"a:1\"\ndir = \"/d\"\nheartbeat_ms = 1\n",
+            ServeArgs::default(),
+        );
+        assert!(fast.unwrap_err().contains("from 10 to 10000"));
+        let typo = with_file("id = 1\nlisen = \"a:1\"\n", ServeArgs::default());
+        assert!(
+            typo.unwrap_err().contains("lisen"),
+            "unknown keys are refused"
+        );
+        let format = with_file(
+            "id = 1\nlisten = \"a:1\"\ndir = \"/d\"\nlog_format = \"xml\"\n",
+            ServeArgs::default(),
+        );
+        assert!(format.unwrap_err().contains("xml"));
+        let unreadable = ServeArgs {
+            config: Some(PathBuf::from("/nonexistent/node.toml")),
+            ..ServeArgs::default()
+        }
+        .settings();
+        assert!(unreadable.unwrap_err().contains("/nonexistent/node.toml"));
+        assert!(start_logs("warn,openraft=[", false).is_err());
     }
 }
