@@ -616,3 +616,88 @@ func TestModelTxCursors(t *testing.T) {
 	}
 	kept.Close()
 }
+
+// Scans carry pairs across the cgo boundary in batches: many batches, values larger than a
+// batch's buffer, a limit, an early stop, and slices kept past the scan must all read right.
+func TestScanBatches(t *testing.T) {
+	db, _ := openTemp(t)
+	defer db.Close()
+	want := map[string][]byte{}
+	err := db.Update(func(tx *Tx) error {
+		for i := 0; i < 500; i++ {
+			key := []byte(fmt.Sprintf("k%04d", i))
+			value := bytes.Repeat([]byte{byte(i)}, 1+i%7*i)
+			if i%97 == 0 {
+				value = bytes.Repeat([]byte{byte(i)}, 100_000) // past a batch's buffer
+			}
+			want[string(key)] = value
+			if err := tx.Put("t", key, value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	err = db.View(func(tx *ReadTx) error {
+		var kept [][]byte
+		var got []string
+		err := tx.ScanRange("t", Range{}, func(k, v []byte) bool {
+			if !bytes.Equal(v, want[string(k)]) {
+				t.Errorf("%s: %d bytes, want %d", k, len(v), len(want[string(k)]))
+			}
+			got = append(got, string(k))
+			kept = append(kept, v)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(got) != fmt.Sprint(keys) {
+			return fmt.Errorf("full scan: %d keys, want %d", len(got), len(keys))
+		}
+		for i, v := range kept {
+			if !bytes.Equal(v, want[keys[i]]) {
+				return fmt.Errorf("a kept value changed: %s", keys[i])
+			}
+		}
+		for _, limit := range []int{0, 1, 63, 64, 65, 130, 499, 500, 501} {
+			n := 0
+			err := tx.ScanRangeN("t", Range{Lower: []byte("k0100")}, limit, func(k, v []byte) bool {
+				if string(k) != keys[100+n] || !bytes.Equal(v, want[string(k)]) {
+					t.Errorf("limit %d: pair %d is %s", limit, n, k)
+				}
+				n++
+				return true
+			})
+			if err != nil {
+				return err
+			}
+			expect := limit
+			if expect > 400 {
+				expect = 400
+			}
+			if n != expect {
+				return fmt.Errorf("limit %d gave %d pairs, want %d", limit, n, expect)
+			}
+		}
+		n := 0
+		err = tx.Scan("t", []byte("k01"), func(k, v []byte) bool {
+			n++
+			return n < 70 // stop early, inside the second batch
+		})
+		if err != nil || n != 70 {
+			return fmt.Errorf("early stop after %d pairs: %v", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

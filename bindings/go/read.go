@@ -5,8 +5,8 @@ package artdb
 #include <string.h>
 #include "artdb.h"
 
-// The moves of artdbgo_cursor_step.
-enum { ARTDBGO_FIRST, ARTDBGO_LAST, ARTDBGO_SEEK, ARTDBGO_NEXT, ARTDBGO_PREV };
+// The moves of artdbgo_cursor_step (HERE: stay, for artdbgo_cursor_fill's pending pair).
+enum { ARTDBGO_FIRST, ARTDBGO_LAST, ARTDBGO_SEEK, ARTDBGO_NEXT, ARTDBGO_PREV, ARTDBGO_HERE };
 
 // Moves a cursor and reads the pair it lands on, in one crossing of the cgo boundary.
 static int artdbgo_cursor_step(artdb_cursor *cursor, int move, const uint8_t *key,
@@ -21,6 +21,41 @@ static int artdbgo_cursor_step(artdb_cursor *cursor, int move, const uint8_t *ke
 	}
 	if (code != ARTDB_OK) return code;
 	return artdb_cursor_get(cursor, key_out, value_out);
+}
+
+// Moves a cursor (by `move` first, then to the next pair) up to `max` times in one crossing of
+// the cgo boundary, packing each pair it lands on into buf as [key length, value length (4
+// bytes each, native order)][key][value]. Returns ARTDB_NOTFOUND once past the end (after the
+// pairs packed), ARTDB_OK when it stopped at `max` or at a pair that does not fit in what is
+// left of buf (then *pending is 1, the cursor stands on that pair, and *need is its packed
+// size), or the error of a move.
+static int artdbgo_cursor_fill(artdb_cursor *cursor, int move, const uint8_t *key,
+                               size_t key_len, size_t max, uint8_t *buf, size_t cap,
+                               size_t *used, size_t *count, int *pending, size_t *need) {
+	*used = 0; *count = 0; *pending = 0; *need = 0;
+	for (size_t i = 0; i < max; i++) {
+		artdb_val k, v;
+		int code;
+		if (move == ARTDBGO_HERE) {
+			code = artdb_cursor_get(cursor, &k, &v);
+		} else {
+			code = artdbgo_cursor_step(cursor, move, key, key_len, &k, &v);
+		}
+		if (code != ARTDB_OK) return code;
+		size_t size = 8 + k.len + v.len;
+		if (k.len > 0xFFFFFFFFu || v.len > 0xFFFFFFFFu || size > cap - *used) {
+			*pending = 1; *need = size;
+			return ARTDB_OK;
+		}
+		uint32_t lens[2] = {(uint32_t)k.len, (uint32_t)v.len};
+		memcpy(buf + *used, lens, 8);
+		if (k.len) memcpy(buf + *used + 8, k.data, k.len);
+		if (v.len) memcpy(buf + *used + 8 + k.len, v.data, v.len);
+		*used += size;
+		*count += 1;
+		move = ARTDBGO_NEXT;
+	}
+	return ARTDB_OK;
 }
 
 // A point read on a snapshot of its own: begin, get, copy out, end, in one crossing. The value
@@ -48,6 +83,7 @@ static int artdbgo_db_get(const artdb_db *db, const char *table, const uint8_t *
 import "C"
 
 import (
+	"encoding/binary"
 	"runtime"
 	"unsafe"
 )
@@ -333,24 +369,80 @@ func (tx *ReadTx) Scan(table string, prefix []byte, fn func(key, value []byte) b
 	if err != nil {
 		return err
 	}
-	return cursor.each(cursor.First(), fn)
+	return cursor.each(-1, fn)
 }
 
 // ScanRange calls fn for each pair of table within r, in key order, until fn returns false.
 func (tx *ReadTx) ScanRange(table string, r Range, fn func(key, value []byte) bool) error {
+	return tx.ScanRangeN(table, r, -1, fn)
+}
+
+// ScanRangeN is ScanRange for at most limit pairs (all of them when limit is negative). Pairs
+// cross the cgo boundary many at a time, so a scan costs about one crossing per batch.
+func (tx *ReadTx) ScanRangeN(table string, r Range, limit int, fn func(key, value []byte) bool) error {
 	cursor, err := tx.RangeCursor(table, r)
 	if err != nil {
 		return err
 	}
-	return cursor.each(cursor.First(), fn)
+	return cursor.each(limit, fn)
 }
 
-func (c *Cursor) each(ok bool, fn func(key, value []byte) bool) error {
+// Pairs and bytes a batch of a scan carries across the cgo boundary at most.
+const (
+	scanBatchPairs = 64
+	scanBatchBytes = 32 << 10
+)
+
+// each calls fn with the pairs from the cursor's first on, up to limit (negative: no limit),
+// filled in batches; the slices fn gets are its own (each batch has a new buffer).
+func (c *Cursor) each(limit int, fn func(key, value []byte) bool) error {
 	defer c.Close()
-	for ; ok; ok = c.Next() {
-		if !fn(c.key, c.value) {
+	if c.cursor == nil {
+		return ErrDone
+	}
+	move := C.int(C.ARTDBGO_FIRST)
+	size := scanBatchBytes
+	for limit != 0 {
+		batch := scanBatchPairs
+		if limit > 0 && limit < batch {
+			batch = limit
+		}
+		buf := make([]byte, size)
+		var used, count, need C.size_t
+		var pending C.int
+		var code C.int
+		err := call(func() C.int {
+			code = C.artdbgo_cursor_fill(c.cursor, move, nil, 0, C.size_t(batch),
+				(*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &used, &count, &pending, &need)
+			return absentIsOK(code)
+		})
+		if err != nil {
+			return err
+		}
+		at := 0
+		for i := 0; i < int(count); i++ {
+			keyLen := int(binary.NativeEndian.Uint32(buf[at:]))
+			valueLen := int(binary.NativeEndian.Uint32(buf[at+4:]))
+			key := buf[at+8 : at+8+keyLen : at+8+keyLen]
+			value := buf[at+8+keyLen : at+8+keyLen+valueLen : at+8+keyLen+valueLen]
+			at += 8 + keyLen + valueLen
+			if !fn(key, value) {
+				return nil
+			}
+		}
+		if limit > 0 {
+			limit -= int(count)
+		}
+		if code == C.ARTDB_NOTFOUND {
 			return nil
 		}
+		move, size = C.ARTDBGO_NEXT, scanBatchBytes
+		if pending != 0 {
+			move = C.ARTDBGO_HERE
+			if int(need) > size {
+				size = int(need)
+			}
+		}
 	}
-	return c.err
+	return nil
 }

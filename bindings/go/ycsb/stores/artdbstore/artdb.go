@@ -7,7 +7,7 @@
 // artdb.nosync (true: commits return once written, not synced), dropdata.
 //
 // The cgo boundary: a read is one crossing (artdb.DB.Get begins, reads and ends a snapshot in
-// C), BatchRead uses GetMany, and a scan moves and reads each pair in one crossing.
+// C), BatchRead uses GetMany, and a scan carries its pairs across in batches (ScanRangeN).
 package artdbstore
 
 import (
@@ -82,17 +82,15 @@ func (s *store) GetMany(table string, keys [][]byte, found func(int, []byte) err
 
 func (s *store) Scan(table string, start []byte, count int, visit func([]byte) error) error {
 	return s.db.View(func(tx *artdb.ReadTx) error {
-		cursor, err := tx.RangeCursor(table, artdb.Range{Lower: start})
+		var failed error
+		err := tx.ScanRangeN(table, artdb.Range{Lower: start}, count, func(_, value []byte) bool {
+			failed = visit(value)
+			return failed == nil
+		})
 		if err != nil {
 			return err
 		}
-		defer cursor.Close()
-		for ok, n := cursor.First(), 0; ok && n < count; ok, n = cursor.Next(), n+1 {
-			if err := visit(cursor.Value()); err != nil {
-				return err
-			}
-		}
-		return cursor.Err()
+		return failed
 	})
 }
 
