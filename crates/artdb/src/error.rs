@@ -14,6 +14,13 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const TABLE_NAME_LEN_MAX: usize = 255;
 
 /// What was wrong with bytes read from the database file.
+///
+/// ```
+/// use artdb::{CorruptionKind, Error};
+/// let error = Error::Corruption { at: 8192, kind: CorruptionKind::PageChecksum };
+/// assert!(error.to_string().contains("8192"));
+/// assert_eq!(CorruptionKind::PageChecksum.to_string(), "page checksum mismatch");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CorruptionKind {
@@ -185,6 +192,19 @@ fn errno_name(code: i32) -> Option<&'static str> {
 }
 
 /// The errors of artdb.
+///
+/// ```
+/// use artdb::Error;
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// match db.read().table("missing") {
+///     Err(Error::TableNotFound { name }) => assert_eq!(name, "missing"),
+///     other => panic!("{:?}", other.map(|_| ())),
+/// }
+/// // Every error's message is a sentence that says what to do.
+/// let error = db.create_table("").unwrap_err();
+/// assert!(!error.to_string().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
