@@ -147,3 +147,18 @@ fn top_help_says_what_the_demo_does() {
         assert!(demo.contains(what), "{demo}");
     }
 }
+
+/// Symptom: `artdb get FILE k --salvage` on a healthy database checkpointed once said "the
+/// database file is corrupt at byte 32768 ... restore it from a backup". Cause: the salvage
+/// open's "no older checkpoint" was shown with a corruption's advice.
+#[test]
+fn salvage_without_an_older_checkpoint_does_not_call_the_file_corrupt() {
+    let dir = TempDir::new("msg-salvage");
+    let db = dir.file("db.artdb");
+    let file = path_str(&db);
+    ok(&["put", file, "k", "v"]);
+    let stderr = fails(&["get", "--salvage", file, "k"], 4);
+    assert!(!stderr.contains("is corrupt"), "{stderr}");
+    assert!(stderr.contains("without salvage"), "{stderr}");
+    assert_eq!(ok(&["get", file, "k"]), "v\n");
+}

@@ -403,6 +403,18 @@ impl fmt::Display for Error {
                  (`Options::salvage_previous_checkpoint`) to copy out what it holds, or restore \
                  the file from a backup"
             ),
+            // Not damage in itself: a file checkpointed once has no older checkpoint, so the
+            // advice of a corruption (restore from a backup) would send a user with a healthy
+            // file to their backups.
+            Error::Corruption {
+                kind: CorruptionKind::NoPreviousCheckpoint,
+                ..
+            } => write!(
+                f,
+                "a salvage open found no checkpoint older than the newest to read (a file keeps \
+                 the newest and at most one before it); open it without salvage, which reads the \
+                 newest, and restore it from a backup only if that fails"
+            ),
             Error::Corruption { at, kind } => write!(
                 f,
                 "the database file is corrupt at byte {at} ({kind}); restore it from a backup \
@@ -716,5 +728,16 @@ mod tests {
         // A refusal met later keeps the first cause.
         let later = PoisonCause::of(&cause.refusal(), "recycle the log", FileRole::Log, None);
         assert_eq!(later, cause);
+    }
+
+    #[test]
+    fn no_older_checkpoint_to_salvage_is_not_called_a_corrupt_file() {
+        let message = Error::corruption(32768, CorruptionKind::NoPreviousCheckpoint).to_string();
+        assert!(
+            message.contains("no checkpoint older than the newest"),
+            "{message}"
+        );
+        assert!(message.contains("without salvage"), "{message}");
+        assert!(!message.contains("is corrupt"), "{message}");
     }
 }
