@@ -216,6 +216,17 @@ impl fmt::Display for Violation {
                 "the leaf pack at key path {} has a stale size hint in its parent's word",
                 ShowBytes(path)
             ),
+            // A persisted image's own `Display` ends with the advice to run verify, which
+            // inside verify's report is noise: the report says what to do once.
+            Violation::Unreadable {
+                path,
+                error: Error::Persisted { offset, reason },
+            } => write!(
+                f,
+                "the node at key path {} cannot be read: the persisted node at file offset \
+                 {offset} is unusable ({reason})",
+                ShowBytes(path)
+            ),
             Violation::Unreadable { path, error } => write!(
                 f,
                 "the node at key path {} cannot be read: {error}",
@@ -612,6 +623,11 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("[107"), "{shown}");
+        assert!(
+            shown.ends_with("the persisted node at file offset 4096 is unusable (bad kind)"),
+            "{shown}"
+        );
+        assert!(!shown.contains("run verify"), "{shown}");
         let shown = Violation::OrderBroken {
             previous: b"b".to_vec(),
             next: b"a\"".to_vec(),

@@ -165,14 +165,32 @@ fn readable_byte_lists(text: &str) -> String {
     out
 }
 
-/// Opens `path` for writing, creating it if it is missing: the rule of every command that
-/// writes (`put`, `load`, `restore`, `import`, `shell`, `table create`); commands that only
+/// Opens `path` for writing, creating it if it is missing or empty: the rule of every command
+/// that writes (`put`, `load`, `restore`, `import`, `shell`, `table create`); commands that only
 /// read never create a file.
 pub fn open_or_create(path: &std::path::Path) -> Result<artdb::Db, artdb::Error> {
-    if path.exists() || path.is_symlink() {
-        artdb::Db::open(path, options_no_checkpoint_on_drop())
-    } else {
-        artdb::Db::create(path, options_no_checkpoint_on_drop())
+    open_or_create_with(path, options_no_checkpoint_on_drop())
+}
+
+/// [`open_or_create`] with `options`. A symbolic link to nothing is opened (and its error
+/// reported), never created through.
+pub fn open_or_create_with(
+    path: &std::path::Path,
+    options: artdb::Options,
+) -> Result<artdb::Db, artdb::Error> {
+    if path.is_symlink() && !path.exists() {
+        return artdb::Db::open(path, options);
+    }
+    artdb::Db::open_or_create(path, options)
+}
+
+/// Whether `path` is missing, or is an empty (0-byte) file, as `touch` and Python's `tempfile`
+/// make one: an empty file holds nothing to lose and becomes a new database, as sqlite3 and
+/// LMDB treat it.
+pub fn is_missing_or_empty(path: &std::path::Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(metadata) => metadata.is_file() && metadata.len() == 0,
+        Err(_) => !path.is_symlink(),
     }
 }
 

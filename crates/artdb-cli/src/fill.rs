@@ -31,15 +31,19 @@ pub struct Target {
     path: PathBuf,
     /// Where the new database is built when this command creates the file (else `None`).
     temp: Option<PathBuf>,
+    /// Whether an empty (0-byte) file is at `path`, which the new database replaces.
+    replaces_empty: bool,
     /// Tables changed by this command, and whether they existed before.
     touched: Vec<(String, bool)>,
 }
 
 impl Target {
     /// Opens `path`, creating it (as `.NAME.KIND-PID`, see the module docs) if it does not
-    /// exist.
+    /// exist or is an empty file.
     pub fn open(path: &Path, kind: &str) -> Result<Target, BoxError> {
-        let (db, temp) = if path.exists() || path.is_symlink() {
+        let replaces_empty =
+            path.exists() && !path.is_symlink() && crate::dbcommon::is_missing_or_empty(path);
+        let (db, temp) = if !crate::dbcommon::is_missing_or_empty(path) {
             (Db::open(path, options_no_checkpoint_on_drop())?, None)
         } else {
             let temp = crate::backup::temp_path(path, kind)?;
@@ -54,6 +58,7 @@ impl Target {
             db,
             path: path.to_path_buf(),
             temp,
+            replaces_empty,
             touched: Vec::new(),
         })
     }
@@ -142,16 +147,27 @@ impl Target {
 
     /// Checkpoints and closes: the command succeeded.
     pub fn close(self) -> Result<(), BoxError> {
-        let Target { db, path, temp, .. } = self;
+        let Target {
+            db,
+            path,
+            temp,
+            replaces_empty,
+            ..
+        } = self;
         db.checkpoint()?;
         db.close()?;
         let Some(temp) = temp else {
             return Ok(());
         };
         // Closed cleanly, so the new file needs no log: NAME starts a fresh one at its first
-        // open. A link never replaces a file that appeared meanwhile.
+        // open. A link never replaces a file that appeared meanwhile; an empty file at NAME is
+        // replaced by a rename, only if it is still empty (it holds nothing to lose).
         let _ = std::fs::remove_file(artdb::db::log_path(&temp));
-        let linked = std::fs::hard_link(&temp, &path);
+        let linked = if replaces_empty && crate::dbcommon::is_missing_or_empty(&path) {
+            std::fs::rename(&temp, &path)
+        } else {
+            std::fs::hard_link(&temp, &path)
+        };
         crate::backup::remove_temp(&temp);
         linked.map_err(|error| {
             format!(
@@ -172,6 +188,7 @@ impl Target {
             path,
             temp,
             touched,
+            ..
         } = self;
         if let Some(temp) = temp {
             drop(db);

@@ -48,8 +48,9 @@ use std::process::ExitCode;
                   mdb_dump -n -a data.mdb | artdb restore my.artdb\n\nExit codes: 0 success, 1 error, \
                   2 bad command line, 3 key not found, 4 corruption (or verify found problems).\n\n\
                   Files: the commands that write (put, load, restore, import, shell, table create) \
-                  create a missing database file; the others never do. A failed load, restore or \
-                  import removes the file it created."
+                  create a missing database file, or make one of an empty (0-byte) file; the \
+                  others never do. A failed load, restore or import removes the file it created \
+                  (and leaves an empty one empty)."
 )]
 struct Cli {
     /// Open the checkpoint before the newest, read-only, to copy out what it holds when the

@@ -23,7 +23,7 @@
 
 use crate::dbcommon::{exit_code, parse_bytes, show_bytes, Exit, EXIT_CORRUPT, EXIT_NOT_FOUND};
 use crate::outln;
-use artdb::{Db, Options, Transaction, WriteOptions};
+use artdb::{Db, Transaction, WriteOptions};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -502,10 +502,8 @@ impl Shell {
 pub fn run(args: Args) -> Result<(), BoxError> {
     let db = if args.read_only {
         Db::open(&args.file, crate::dbcommon::options_read_only())?
-    } else if args.file.exists() {
-        Db::open(&args.file, crate::dbcommon::options())?
     } else {
-        Db::create(&args.file, Options::default())?
+        crate::dbcommon::open_or_create_with(&args.file, crate::dbcommon::options())?
     };
     let tables = Rc::new(RefCell::new(db.table_names()));
     let mut shell = Shell {

@@ -14,6 +14,13 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const TABLE_NAME_LEN_MAX: usize = 255;
 
 /// What was wrong with bytes read from the database file.
+///
+/// ```
+/// use artdb::{CorruptionKind, Error};
+/// let error = Error::Corruption { at: 8192, kind: CorruptionKind::PageChecksum };
+/// assert!(error.to_string().contains("8192"));
+/// assert_eq!(CorruptionKind::PageChecksum.to_string(), "page checksum mismatch");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CorruptionKind {
@@ -185,6 +192,19 @@ fn errno_name(code: i32) -> Option<&'static str> {
 }
 
 /// The errors of artdb.
+///
+/// ```
+/// use artdb::Error;
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// match db.read().table("missing") {
+///     Err(Error::TableNotFound { name }) => assert_eq!(name, "missing"),
+///     other => panic!("{:?}", other.map(|_| ())),
+/// }
+/// // Every error's message is a sentence that says what to do.
+/// let error = db.create_table("").unwrap_err();
+/// assert!(!error.to_string().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -382,6 +402,18 @@ impl fmt::Display for Error {
                  be readable: open read-only with the salvage option \
                  (`Options::salvage_previous_checkpoint`) to copy out what it holds, or restore \
                  the file from a backup"
+            ),
+            // Not damage in itself: a file checkpointed once has no older checkpoint, so the
+            // advice of a corruption (restore from a backup) would send a user with a healthy
+            // file to their backups.
+            Error::Corruption {
+                kind: CorruptionKind::NoPreviousCheckpoint,
+                ..
+            } => write!(
+                f,
+                "a salvage open found no checkpoint older than the newest to read (a file keeps \
+                 the newest and at most one before it); open it without salvage, which reads the \
+                 newest, and restore it from a backup only if that fails"
             ),
             Error::Corruption { at, kind } => write!(
                 f,
@@ -696,5 +728,16 @@ mod tests {
         // A refusal met later keeps the first cause.
         let later = PoisonCause::of(&cause.refusal(), "recycle the log", FileRole::Log, None);
         assert_eq!(later, cause);
+    }
+
+    #[test]
+    fn no_older_checkpoint_to_salvage_is_not_called_a_corrupt_file() {
+        let message = Error::corruption(32768, CorruptionKind::NoPreviousCheckpoint).to_string();
+        assert!(
+            message.contains("no checkpoint older than the newest"),
+            "{message}"
+        );
+        assert!(message.contains("without salvage"), "{message}");
+        assert!(!message.contains("is corrupt"), "{message}");
     }
 }

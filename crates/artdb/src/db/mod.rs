@@ -51,6 +51,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Options of [`Db::open`] and [`Db::create`].
+///
+/// ```
+/// use artdb::{Db, Durability, Options};
+/// # let dir = tempfile::tempdir()?;
+/// // Commits return once written, not synced: fast, and lost only to a power loss.
+/// let options = Options { durability: Durability::NoSync, ..Options::default() };
+/// let db = Db::open_or_create(dir.path().join("cache.artdb"), options)?;
+/// db.close()?;
+/// // A second handle that only reads, beside a writer in this or another process.
+/// let reader = Db::open(dir.path().join("cache.artdb"), Options { read_only: true, ..Options::default() })?;
+/// assert!(reader.table_names().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Checkpoint when the `Db` is dropped without [`Db::close`] (errors are ignored then;
@@ -236,6 +249,20 @@ pub struct TableStats {
 }
 
 /// Figures about the database.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let stats = db.stats()?;
+/// assert_eq!(stats.tables[0].name, "t");
+/// assert_eq!(stats.tables[0].keys, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbStats {
     /// Tables in name order.
@@ -305,6 +332,20 @@ pub struct TxnStats {
 }
 
 /// What [`Db::verify`] found.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let report = db.verify()?;
+/// assert!(report.is_ok(), "{report}");
+/// assert_eq!(report.keys_checked, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct VerifyReport {
     /// Every violated invariant and checksum failure, each as the error that names it.
@@ -326,6 +367,19 @@ impl VerifyReport {
 }
 
 /// An artdb database: one file of named tables (see the module docs).
+///
+/// ```
+/// use artdb::{Db, Options};
+/// # let dir = tempfile::tempdir()?;
+/// let db = Db::open_or_create(dir.path().join("app.artdb"), Options::default())?;
+/// db.create_table_if_missing("users")?;
+/// db.transact(|txn| txn.insert("users", b"ada", b"1815"))?;
+/// let read = db.read();
+/// assert_eq!(read.get("users", b"ada")?, Some(&b"1815"[..]));
+/// drop(read);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Db {
     pub(crate) shared: Arc<Shared>,
     options: Options,

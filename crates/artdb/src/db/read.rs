@@ -14,6 +14,23 @@ use std::ops::RangeBounds;
 use std::sync::Arc;
 
 /// A snapshot of the database (see the module docs). `Send + Sync`.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let read = db.read();
+/// db.transact(|txn| txn.insert("t", b"a", b"changed"))?;
+/// // The snapshot does not see what committed after it was taken; a new one does.
+/// assert_eq!(read.get("t", b"a")?, Some(&b"1"[..]));
+/// assert_eq!(db.read().get("t", b"a")?, Some(&b"changed"[..]));
+/// assert_eq!(read.table_names(), ["t"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct ReadTxn {
     published: Arc<Published>,
     _pin: Pin,
@@ -55,6 +72,25 @@ impl ReadTxn {
 }
 
 /// One table of a [`ReadTxn`]; everything it returns borrows from the snapshot.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let read = db.read();
+/// let table = read.table("t")?;
+/// assert_eq!(table.len(), 3);
+/// assert_eq!(table.get(b"b")?, Some(&b"2"[..]));
+/// assert_eq!(table.last()?, Some((b"c".to_vec(), &b"3"[..])));
+/// let mut values = Vec::new();
+/// table.get_many(&[&b"a"[..], &b"z"[..]], &mut values)?;
+/// assert_eq!(values, [Some(&b"1"[..]), None]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct Table<'a> {
     snapshot: &'a Snapshot,
@@ -128,6 +164,26 @@ impl<'a> Table<'a> {
 }
 
 /// Ordered pairs of a table: `Result<(key, value)>` in key order, from either end.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let read = db.read();
+/// let table = read.table("t")?;
+/// let from_b: Vec<Vec<u8>> = table
+///     .range(&b"b"[..]..)
+///     .map(|pair| pair.map(|(key, _value)| key))
+///     .collect::<Result<_, artdb::Error>>()?;
+/// assert_eq!(from_b, [b"b".to_vec(), b"c".to_vec()]);
+/// let (last, _) = table.iter().next_back().expect("three pairs")?;
+/// assert_eq!(last, b"c");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Iter<'a> {
     inner: artdb_art::Iter<'a>,
 }
@@ -147,6 +203,25 @@ impl DoubleEndedIterator for Iter<'_> {
 }
 
 /// A position in a table: seek (lower bound), then step either way without allocating.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let read = db.read();
+/// let table = read.table("t")?;
+/// let mut cursor = table.cursor();
+/// assert!(cursor.seek(b"bb")?); // the first key >= "bb"
+/// assert_eq!((cursor.key(), cursor.value()), (&b"c"[..], &b"3"[..]));
+/// assert!(cursor.prev()?);
+/// assert_eq!(cursor.key(), b"b");
+/// assert!(!cursor.seek(b"d")?); // no key >= "d"
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Cursor<'a> {
     inner: artdb_art::Cursor<'a>,
 }

@@ -46,6 +46,19 @@ struct Undo {
 }
 
 /// A write transaction (see the module docs).
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// // A write batch holds the writer lock from here to commit: it never conflicts.
+/// let mut batch = db.write()?;
+/// batch.create_table("t")?;
+/// for i in 0u32..100 {
+///     batch.insert("t", &i.to_be_bytes(), b"loaded")?;
+/// }
+/// batch.commit()?;
+/// assert_eq!(db.read().table("t")?.len(), 100);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct WriteTxn<'db> {
     shared: &'db Shared,
     state: MutexGuard<'db, WriterState>,

@@ -54,6 +54,26 @@ impl<'a> Side<'a> {
 
 /// The pairs of a table as a write transaction sees them: `Result<(key, value)>` in key
 /// order, from either end.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let mut txn = db.begin_write(artdb::WriteOptions::default())?;
+/// txn.remove("t", b"a")?;
+/// txn.insert("t", b"d", b"4")?;
+/// // A transaction's iterators see its own writes merged with its snapshot.
+/// let keys: Vec<Vec<u8>> = txn
+///     .iter("t")?
+///     .map(|pair| pair.map(|(key, _value)| key))
+///     .collect::<Result<_, artdb::Error>>()?;
+/// assert_eq!(keys, [b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TxnIter<'a> {
     base: Side<'a>,
     puts: Side<'a>,
@@ -249,6 +269,23 @@ pub(crate) struct SpanLog<'a> {
 }
 
 /// A position in a table as a write transaction sees it: seek, then step either way.
+///
+/// ```
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// let mut txn = db.begin_write(artdb::WriteOptions::default())?;
+/// txn.insert("t", b"bb", b"new")?;
+/// let mut cursor = txn.cursor("t")?;
+/// assert!(cursor.seek(b"b")?);
+/// assert!(cursor.next()?);
+/// assert_eq!((cursor.key(), cursor.value()), (&b"bb"[..], &b"new"[..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TxnCursor<'a> {
     base: artdb_art::Cursor<'a>,
     puts: artdb_art::Cursor<'a>,

@@ -38,6 +38,30 @@ pub use transaction::Transaction;
 use std::time::Duration;
 
 /// How a write transaction is validated at commit (docs/isolation.md).
+///
+/// ```
+/// use artdb::{Error, WriteOptions};
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// db.transact(|txn| {
+///     txn.insert("t", b"a", b"1")?;
+///     txn.insert("t", b"b", b"2")?;
+///     txn.insert("t", b"c", b"3")
+/// })?;
+/// // Write skew: each reads both keys and writes one. Snapshot isolation commits both;
+/// // serializable refuses the second, whose read the first overwrote.
+/// let mut first = db.begin_write(WriteOptions::serializable())?;
+/// let mut second = db.begin_write(WriteOptions::serializable())?;
+/// for txn in [&mut first, &mut second] {
+///     txn.get("t", b"a")?;
+///     txn.get("t", b"b")?;
+/// }
+/// first.insert("t", b"a", b"0")?;
+/// second.insert("t", b"b", b"0")?;
+/// first.commit()?;
+/// assert!(matches!(second.commit(), Err(Error::Conflict { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
     /// Snapshot isolation: reads see one snapshot; commit fails if a key it wrote was written
@@ -51,6 +75,17 @@ pub enum Isolation {
 }
 
 /// When a commit returns, relative to stable storage.
+///
+/// ```
+/// use artdb::{Durability, WriteOptions};
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// // One commit that need not wait for the disk, in a database whose default is `Sync`.
+/// let options = WriteOptions::default().durability(Durability::NoSync);
+/// db.transact_with(options, |txn| txn.insert("t", b"k", b"v"))?;
+/// db.sync()?; // now on stable storage too
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
     /// Commit returns after its log record is on stable storage (one log sync, shared by
@@ -64,6 +99,19 @@ pub enum Durability {
 
 /// Options of [`Db::begin_write`](crate::Db::begin_write) and
 /// [`Db::transact_with`](crate::Db::transact_with).
+///
+/// ```
+/// use artdb::WriteOptions;
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// let options = WriteOptions::serializable().max_attempts(4);
+/// let value = db.transact_with(options, |txn| {
+///     txn.insert("t", b"k", b"v")?;
+///     Ok(txn.len("t")?)
+/// })?;
+/// assert_eq!(value, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct WriteOptions {

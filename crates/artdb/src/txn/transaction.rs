@@ -25,6 +25,20 @@ use std::sync::Arc;
 
 /// A write transaction (module docs). `Send`; not `Sync` (its read set is recorded through
 /// shared references).
+///
+/// ```
+/// use artdb::{Error, WriteOptions};
+/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
+/// db.create_table("t")?;
+/// let mut first = db.begin_write(WriteOptions::default())?;
+/// let mut second = db.begin_write(WriteOptions::default())?;
+/// first.insert("t", b"k", b"first")?;
+/// second.insert("t", b"k", b"second")?;
+/// first.commit()?;
+/// // First committer wins: the other is told to run again (`Db::transact` does).
+/// assert!(matches!(second.commit(), Err(Error::Conflict { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Transaction {
     pub(crate) shared: Arc<Shared>,
     published: Arc<Published>,

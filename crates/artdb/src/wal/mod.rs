@@ -106,6 +106,16 @@ pub struct Recovery {
 /// How recovery treats a log whose last record is damaged or missing (`Options::recovery`).
 /// A torn final write, of a commit that was never acknowledged, looks exactly like damage to
 /// the last records or a log cut short: only the disk's trustworthiness decides which it is.
+///
+/// ```
+/// use artdb::{Db, Options, RecoveryMode};
+/// # let dir = tempfile::tempdir()?;
+/// // For a disk whose writes are not trusted: a damaged end of the log refuses the open.
+/// let options = Options { recovery: RecoveryMode::Strict, ..Options::default() };
+/// let db = Db::open_or_create(dir.path().join("strict.artdb"), options)?;
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum RecoveryMode {
     /// Cut the log at the first record that fails, unless a later valid record proves it was
