@@ -11,7 +11,7 @@
 
 mod artdb;
 mod fjall;
-mod lmdb;
+pub mod lmdb;
 mod redb;
 #[cfg(feature = "rocksdb")]
 mod rocks;
@@ -191,40 +191,93 @@ impl System {
         })
     }
 
-    /// Opens this system's database in `dir` as a reader beside a writer in another process:
-    /// artdb read-only (its readers file), LMDB as any environment (LMDB readers in any
-    /// process). Others cannot: redb before 4.5, fjall, sled and RocksDB's transaction
-    /// database lock their files against a second process; SQLite could, but W6 leaves it out.
-    pub fn open_reader(self, dir: &Path) -> Res<Box<dyn Kv>> {
+    /// Opens (or creates) this system's database in `dir` as the writer that readers in other
+    /// processes may share it with ([`System::open_reader`]): redb in its `SingleWriter`
+    /// concurrency mode; the others as [`System::open`] does.
+    pub fn open_beside_readers(self, dir: &Path, cache_bytes: u64) -> Res<Box<dyn Kv>> {
+        match self {
+            System::Redb => {
+                std::fs::create_dir_all(dir)?;
+                Ok(Box::new(redb::RedbKv::open_beside_readers(
+                    dir,
+                    cache_bytes,
+                )?))
+            }
+            other => other.open(dir, cache_bytes),
+        }
+    }
+
+    /// Opens this system's database in `dir` as a reader beside a writer in another process
+    /// (opened by [`System::open_beside_readers`]): artdb read-only (its readers file), LMDB as
+    /// any environment (LMDB readers in any process), redb read-only in its `SingleWriter` mode.
+    /// The others cannot ([`System::reader_process_note`]).
+    pub fn open_reader(self, dir: &Path, cache_bytes: u64) -> Res<Box<dyn Kv>> {
         Ok(match self {
             System::Artdb => Box::new(artdb::ArtdbKv::open_reader(dir)?),
             System::Lmdb => Box::new(lmdb::LmdbKv::open(dir)?),
-            other => {
-                return Err(format!(
-                    "{} cannot be read by another process beside its writer",
-                    other.name()
-                )
-                .into())
-            }
+            System::Redb => Box::new(redb::RedbKv::open_reader(dir, cache_bytes)?),
+            other => return Err(other.reader_process_note().into()),
         })
     }
 
-    /// What "durable" and "transaction" mean for this system in the tables' notes.
-    pub fn note(self) -> &'static str {
+    /// Whether [`System::open_reader`] can open this system beside its writer process.
+    pub fn has_reader_process(self) -> bool {
+        matches!(self, System::Artdb | System::Lmdb | System::Redb)
+    }
+
+    /// Why a system has no reader process beside its writer process (or how it has one).
+    pub fn reader_process_note(self) -> &'static str {
         match self {
-            System::Artdb => artdb::NOTE,
-            System::Redb => "redb: Durability::Immediate; one writer at a time",
-            System::Lmdb => "lmdb: heed, default (synced) commits; one writer at a time",
+            System::Artdb => "artdb: Options::read_only beside the writer (the readers file)",
+            System::Lmdb => "lmdb: a second environment on the same files (the reader table)",
+            System::Redb => {
+                "redb: ConcurrencyMode::SingleWriter writer, open_read_only readers (redb >= 4.5)"
+            }
             System::Sqlite => {
-                "sqlite: bundled, journal_mode=WAL, synchronous=FULL, one connection per thread, \
-                 BEGIN IMMEDIATE (writers serialize, no aborts)"
+                "sqlite: WAL mode allows readers in other processes; W6R leaves it out"
             }
             System::Fjall => {
-                "fjall: optimistic (SSI) transactions, PersistMode::SyncAll on every commit"
+                "fjall: cannot; the one process that opens a database locks it (fjall has no \
+                 read-only or multi-process open)"
             }
-            System::Sled => "sled: no transactions; batches + flush() after each (as redb's table)",
+            System::Sled => "sled: cannot; the one process that opens a database locks it",
             System::Rocksdb => {
-                "rocksdb: OptimisticTransactionDB, sync writes, no compression (feature `rocksdb`)"
+                "rocksdb: not built here (feature `rocksdb`); a secondary instance \
+                 (OpenAsSecondary) could follow its writer, W6R does not run one"
+            }
+        }
+    }
+
+    /// This system's version and what "durable" and "transaction" mean for it, for the tables'
+    /// notes: `"<version>: <configuration>"`.
+    pub fn note(self) -> String {
+        format!(
+            "{}: {}",
+            crate::versions::system(self),
+            self.configuration()
+        )
+    }
+
+    /// How this system is configured here (durability, transactions, options).
+    pub fn configuration(self) -> &'static str {
+        match self {
+            System::Artdb => artdb::CONFIGURATION,
+            System::Redb => {
+                "Durability::Immediate, ConcurrencyMode::ExclusiveWriter (the default); one writer \
+                 at a time"
+            }
+            System::Lmdb => "heed, default (synced) commits; one writer at a time",
+            System::Sqlite => {
+                "bundled, journal_mode=WAL, synchronous=FULL, one connection per thread, BEGIN \
+                 IMMEDIATE (writers serialize, no aborts)"
+            }
+            System::Fjall => {
+                "OptimisticTxDatabase (SSI transactions), PersistMode::SyncAll on every commit, no \
+                 compression"
+            }
+            System::Sled => "no transactions; batches + flush() after each (as redb's table)",
+            System::Rocksdb => {
+                "OptimisticTransactionDB, sync writes, no compression (feature `rocksdb`)"
             }
         }
     }

@@ -9,6 +9,7 @@ mod alloc;
 mod chart;
 mod kv;
 mod layout;
+mod versions;
 mod w1;
 mod w2;
 mod w3;
@@ -46,9 +47,12 @@ enum Workload {
     /// W6: redb's published comparison (bulk load, writes, reads, removals, sizes, open)
     /// against redb, LMDB, sled, fjall, SQLite (and RocksDB with the `rocksdb` feature).
     W6(w6::Args),
-    /// W6R: a reader process beside a writer process (artdb and LMDB), reads/s and commits/s
-    /// alone and together.
+    /// W6R: a reader process beside a writer process (artdb, LMDB and redb), reads/s and
+    /// commits/s alone and together.
     W6r(w6r::Args),
+    /// The version of every peer built into this binary (from Cargo.lock and the bundled C
+    /// libraries), as every workload's header line and JSON `peers` give them.
+    Versions,
     /// Internal to W5: commit, then die by SIGKILL (the abandoned process of recovery_open_s).
     #[command(hide = true)]
     W5Abandon(w5::AbandonArgs),
@@ -75,6 +79,10 @@ fn main() {
         Workload::W5(args) => w5::run(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::W6(args) => w6::run(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::W6r(args) => w6r::run(args).map_err(|e| e as Box<dyn std::error::Error>),
+        Workload::Versions => {
+            versions::print_all();
+            Ok(())
+        }
         Workload::W5Abandon(args) => w5::abandon(args).map_err(|e| e as Box<dyn std::error::Error>),
     };
     if let Err(error) = result {

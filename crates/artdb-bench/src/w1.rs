@@ -133,6 +133,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
 fn run_checked(args: Args) -> Result<(), BenchError> {
     let plan = plan(&args)?;
+    crate::versions::print_crates_header(&["blart", "congee", "crossbeam-skiplist"]);
     let (header, (figures, side_by_side)) = dispatch(&args, &plan)?;
     print!("{}", report::table(&header, &figures));
     for line in &side_by_side {

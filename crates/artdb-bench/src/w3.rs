@@ -22,7 +22,8 @@
 //! `--spread uneven` replaces the evenly rising latitudes by ones dense at one end of every run
 //! of 256 pairs and sparse at the other (`Spread::Uneven`).
 //!
-//! JSON: `{"workload":"w3","n":N,"spread":..,"results":[{"structure":..,"op":..,"seconds"|"qps"|"bytes":..}]}`.
+//! JSON: `{"workload":"w3","n":N,"spread":..,"results":[{"structure":..,"op":..,"seconds"|"qps"|"bytes":..}],
+//! "peers":{crate:version}}` (peers: [`crate::versions::json`]).
 
 use memmap2::Mmap;
 use rand::seq::SliceRandom;
@@ -432,7 +433,7 @@ impl Structure for FstMap {
 
 struct Lmdb {
     env: heed::Env,
-    database: heed::Database<heed::types::Bytes, heed::types::Bytes>,
+    database: crate::kv::lmdb::MainDatabase,
     txn: heed::RoTxn<'static, heed::WithTls>,
 }
 
@@ -460,18 +461,18 @@ impl Structure for Lmdb {
 
     fn build(input: &[u8], dir: &Path, durable: bool) -> Result<(), BoxError> {
         let env = Lmdb::env(dir, input.len() as u64, durable)?;
-        let mut txn = env.write_txn()?;
-        let database: heed::Database<heed::types::Bytes, heed::types::Bytes> =
-            env.create_database(&mut txn, None)?;
-        for pair in input.chunks_exact(PAIR_LEN) {
-            database.put_with_flags(
-                &mut txn,
-                heed::PutFlags::APPEND,
-                &pair[..KEY_LEN],
-                &pair[KEY_LEN..],
-            )?;
-        }
-        txn.commit()?;
+        crate::kv::lmdb::create_main(&env, |database, txn| {
+            for pair in input.chunks_exact(PAIR_LEN) {
+                database.put_with_flags(
+                    txn,
+                    heed::PutFlags::APPEND,
+                    &pair[..KEY_LEN],
+                    &pair[KEY_LEN..],
+                )?;
+            }
+            Ok(())
+        })
+        .map_err(|error| error as BoxError)?;
         env.prepare_for_closing().wait();
         Ok(())
     }
@@ -479,11 +480,8 @@ impl Structure for Lmdb {
     fn open(dir: &Path) -> Result<Self, BoxError> {
         let size = dir_bytes(dir);
         let env = Lmdb::env(dir, size, true)?;
-        let txn = env.read_txn()?;
-        let database = env
-            .open_database(&txn, None)?
-            .ok_or("the LMDB environment has no main database")?;
-        drop(txn);
+        let database = crate::kv::lmdb::open_main(&env).map_err(|error| error as BoxError)?;
+        let database = database.ok_or("the LMDB environment has no main database")?;
         let txn = env.clone().static_read_txn()?;
         Ok(Lmdb { env, database, txn })
     }
@@ -944,6 +942,7 @@ pub fn run(args: Args) -> Result<(), BoxError> {
     if n < 2 {
         return Err("w3 needs --n of at least 2".into());
     }
+    crate::versions::print_crates_header(&["fst", "heed", "lmdb-master-sys"]);
     let root = fresh_dir(&args.dir)?;
     let input_path = root.join("input.bin");
     eprintln!("w3: generating {n} sorted pairs of 24-byte keys and 8-byte values (untimed)");
@@ -1002,7 +1001,8 @@ pub fn run(args: Args) -> Result<(), BoxError> {
             .map(|row| serde_json::json!({"structure": row.structure, "op": row.op, row.unit: row.value}))
             .collect();
         let document = serde_json::json!({"workload": "w3", "n": n,
-            "spread": format!("{:?}", args.spread).to_lowercase(), "results": results});
+            "spread": format!("{:?}", args.spread).to_lowercase(), "results": results,
+            "peers": crate::versions::json()});
         fs::write(&path, serde_json::to_string_pretty(&document)?)?;
         eprintln!("w3: wrote {}", path.display());
     }

@@ -590,6 +590,7 @@ pub fn run(args: Args) -> BenchResult<()> {
         probe_count,
         args.reps
     );
+    crate::versions::print_crates_header(&["roaring"]);
     let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
     let probes: Vec<(u32, u16)> = (0..probe_count)
         .map(|_| {
@@ -702,7 +703,9 @@ fn write_json(path: &std::path::Path, results: &[Figures]) -> BenchResult<()> {
             })
         })
         .collect();
-    let document = serde_json::json!({ "workload": "w4", "results": rows });
+    let document = serde_json::json!({
+        "workload": "w4", "results": rows, "peers": crate::versions::json(),
+    });
     std::fs::write(path, serde_json::to_string_pretty(&document)?)?;
     println!("wrote {}", path.display());
     Ok(())

@@ -33,7 +33,9 @@
 //! size of a one-pair commit record) and `fdatasync`, in a preallocated file, as logs do;
 //! `fsync_limit_extending` the same appending past the end of the file.
 //!
-//! JSON: `{"workload":"w5","n":N,"results":[{"system","op","value","unit"}],"notes":[...]}`.
+//! JSON: `{"workload":"w5","n":N,"results":[{"system","op","value","unit"}],"notes":[...],
+//! "peers":{crate:version}}` (each note opens with its system's version; peers:
+//! [`crate::versions::json`]).
 
 use crate::kv::{self, Kv, Outcome, Res, System};
 use crate::layout::{self, Figure};
@@ -111,7 +113,7 @@ fn value(i: u64, version: u64) -> [u8; 8] {
 
 /// Version of key `i` after the 1% and 10% updates.
 fn version_before_full_update(i: u64) -> u64 {
-    u64::from(i % 100 == 0) + u64::from(i % 10 == 0)
+    u64::from(i.is_multiple_of(100)) + u64::from(i.is_multiple_of(10))
 }
 
 /// Runs W5.
@@ -139,6 +141,7 @@ pub fn run(args: Args) -> Res<()> {
          files in {}",
         args.dir.display()
     );
+    crate::versions::print_header(&systems);
     let mut figures = Vec::new();
     let limit = fsync_limit(&args.dir, secs, false)?;
     println!("  machine fsync_limit {limit:.0} appends+fdatasync/s (preallocated file)");
@@ -169,7 +172,7 @@ pub fn run(args: Args) -> Res<()> {
         );
         let _ = std::fs::remove_dir_all(&dir);
         result.map_err(|error| format!("{}: {error}", system.name()))?;
-        notes.push(system.note().to_string());
+        notes.push(system.note());
     }
     let mut names = vec!["machine"];
     names.extend(systems.iter().map(|s| s.name()));
@@ -184,8 +187,8 @@ pub fn run(args: Args) -> Res<()> {
                 serde_json::json!({"system": f.system, "op": f.op, "value": f.value, "unit": f.unit})
             })
             .collect();
-        let json =
-            serde_json::json!({"workload": "w5", "n": n, "results": results, "notes": notes});
+        let json = serde_json::json!({"workload": "w5", "n": n, "results": results, "notes": notes,
+                "peers": crate::versions::json()});
         std::fs::write(path, serde_json::to_string_pretty(&json)?)?;
     }
     Ok(())

@@ -20,7 +20,9 @@
 //!   its figure is its size after a flush).
 //!
 //! Prints redb's layout (a row per op, a column per system) and draws it as a PNG (`--png`).
-//! JSON: `{"workload":"w6","n":N,"results":[{"system","op","seconds"|"bytes"}],"notes":[...]}`.
+//! JSON: `{"workload":"w6","n":N,"results":[{"system","op","seconds"|"bytes"}],"notes":[...],
+//! "peers":{crate:version}}` (each note opens with its system's version; peers:
+//! [`crate::versions::json`]).
 
 use crate::chart::{self, Panel};
 use crate::kv::{self, Kv, Res, System};
@@ -157,6 +159,7 @@ pub fn run(args: Args) -> Res<()> {
         scale.reads(),
         args.dir.display()
     );
+    crate::versions::print_header(&systems);
     let mut figures = Vec::new();
     let mut notes = Vec::new();
     for system in &systems {
@@ -165,7 +168,7 @@ pub fn run(args: Args) -> Res<()> {
         let result = run_system(*system, &dir, &scale, &mut figures);
         let _ = std::fs::remove_dir_all(&dir);
         result.map_err(|error| format!("{}: {error}", system.name()))?;
-        notes.push(system.note().to_string());
+        notes.push(system.note());
     }
     let names: Vec<&str> = systems.iter().map(|s| s.name()).collect();
     layout::print(&figures, &names);
@@ -212,8 +215,8 @@ pub fn run(args: Args) -> Res<()> {
                 row
             })
             .collect();
-        let json =
-            serde_json::json!({"workload": "w6", "n": n, "results": results, "notes": notes});
+        let json = serde_json::json!({"workload": "w6", "n": n, "results": results, "notes": notes,
+                "peers": crate::versions::json()});
         std::fs::write(path, serde_json::to_string_pretty(&json)?)?;
     }
     Ok(())

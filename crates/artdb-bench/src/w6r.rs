@@ -9,10 +9,12 @@
 //!
 //! Prints reads/s and commits/s per phase per system and the ratios the issue names: the
 //! reader's rate beside the writer over its rate alone, the writer's rate beside the reader over
-//! its rate alone, and each reader's rate beside a writer over the best peer's. Systems: artdb
-//! and LMDB (heed); redb before 4.5, fjall, sled and RocksDB's transaction database lock their
-//! files against a second process (the table's notes say so).
-//! JSON: `{"workload":"w6r","n":N,"results":[{"system","phase","reads_per_s"|"commits_per_s"}]}`.
+//! its rate alone, and each reader's rate beside a writer over the best peer's. Systems: artdb,
+//! LMDB (heed) and redb (its `SingleWriter` mode, in both phases of its writer); fjall, sled and
+//! RocksDB's transaction database lock their files against a second process, and SQLite is not
+//! run (the output's notes say so, from [`System::reader_process_note`]).
+//! JSON: `{"workload":"w6r","n":N,"results":[{"system","phase","reads_per_s"|"commits_per_s"}],
+//! "not_run":[{"system","why"}],"peers":{crate:version}}` (peers: [`crate::versions::json`]).
 
 use crate::kv::{Res, System};
 use crate::w6::{pair_key, pair_value, value_word};
@@ -39,7 +41,8 @@ pub struct Args {
     /// Write the results as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Systems, comma-separated (default: artdb,lmdb).
+    /// Systems, comma-separated (default: artdb,lmdb,redb; a system that cannot have a reader
+    /// process is listed in the notes with the reason).
     #[arg(long)]
     systems: Option<String>,
     /// Internal: run as the reader or writer process of one phase.
@@ -71,8 +74,13 @@ pub fn run(args: Args) -> Res<()> {
     }
     let systems = match &args.systems {
         Some(list) => System::parse_list(list)?,
-        None => vec![System::Artdb, System::Lmdb],
+        None => vec![System::Artdb, System::Lmdb, System::Redb],
     };
+    crate::versions::print_header(&systems);
+    let systems: Vec<System> = systems
+        .into_iter()
+        .filter(|system| system.has_reader_process())
+        .collect();
     let mut rows = Vec::new();
     for system in systems {
         let dir = args.dir.join(system.name());
@@ -141,20 +149,32 @@ pub fn run(args: Args) -> Res<()> {
             }));
         }
     }
-    println!(
-        "notes: reader/peer is the reader's rate beside the writer over the best peer's; redb \
-         (2.x here; 4.5 and later open one file from several processes), fjall, sled and \
-         RocksDB cannot run a reader process beside their writer"
-    );
+    println!("notes: reader/peer is the reader's rate beside the writer over the best peer's");
+    for (system, ..) in &rows {
+        println!("  {}", system.reader_process_note());
+    }
+    let mut not_run = Vec::new();
+    for system in [System::Fjall, System::Sled, System::Sqlite, System::Rocksdb] {
+        println!("  not run: {}", system.reader_process_note());
+        not_run.push(serde_json::json!({
+            "system": system.name(), "why": system.reader_process_note(),
+        }));
+    }
     if let Some(path) = &args.json {
-        let json = serde_json::json!({"workload": "w6r", "n": n, "results": results});
+        let json = serde_json::json!({
+            "workload": "w6r", "n": n, "results": results, "not_run": not_run,
+            "peers": crate::versions::json(),
+        });
         std::fs::write(path, serde_json::to_string_pretty(&json)?)?;
     }
     Ok(())
 }
 
+/// The user-space cache of the systems that have one (redb), in every process.
+const CACHE_BYTES: u64 = 4 << 30;
+
 fn preload(system: System, dir: &Path, n: u64) -> Res<()> {
-    let kv = system.open(dir, 4 << 30)?;
+    let kv = system.open_beside_readers(dir, CACHE_BYTES)?;
     let mut done = 0;
     while done < n {
         let count = LOAD_BATCH.min(n - done);
@@ -211,7 +231,7 @@ fn child(role: &str, system: System, dir: &Path, n: u64, run_for: Duration) -> R
     let mut done = 0u64;
     match role {
         "reader" => {
-            let kv = system.open_reader(dir)?;
+            let kv = system.open_reader(dir, CACHE_BYTES)?;
             while started.elapsed() < run_for {
                 kv.read(&mut |snap| {
                     for _ in 0..SNAPSHOT_READS {
@@ -227,7 +247,7 @@ fn child(role: &str, system: System, dir: &Path, n: u64, run_for: Duration) -> R
             }
         }
         "writer" => {
-            let kv = system.open(dir, 4 << 30)?;
+            let kv = system.open_beside_readers(dir, CACHE_BYTES)?;
             while started.elapsed() < run_for {
                 let i = rng() % n;
                 pair_key(i, &mut key);

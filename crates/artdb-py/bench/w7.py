@@ -14,7 +14,9 @@ given to every system in the same random order. Operations, each timed in the ch
 - iterate: every pair in key order with its value.
 - range10: R random start keys, the next 10 pairs from each.
 - put_durable: P single puts, each durable before the next (artdb: durability="sync").
-The parent prints one table (a column per system) and the ratio of artdb to python-lmdb.
+The parent prints one table (a column per system) and the ratio of artdb to python-lmdb, then
+each system's version (asked of the installed package in its child) and configuration; the JSON
+has both under "systems".
 
 Usage: python w7.py --n 1000000 [--systems artdb,lmdb,...] [--json PATH] [--dir DIR]
 """
@@ -31,6 +33,36 @@ import tempfile
 import time
 
 SYSTEMS = ["artdb", "lmdb", "rocksdict", "plyvel", "sqlite3", "duckdb"]
+# How each system is configured here (the module docstring gives the operations).
+CONFIGURATION = {
+    "artdb": "durability='sync' (one fdatasync per commit); load through Table.load",
+    "lmdb": "map_size 8 GiB, sync=True, metasync=True; one write txn per put",
+    "rocksdict": "raw_mode, WriteOptions.sync=True on every write",
+    "plyvel": "create_if_missing, sync=True on every write",
+    "sqlite3": "journal_mode=WAL, synchronous=FULL, WITHOUT ROWID table, autocommit puts",
+    "duckdb": "a table with a PRIMARY KEY; load by INSERT ... SELECT from Arrow, then CHECKPOINT; "
+              "autocommit puts",
+}
+# The PyPI distribution of each system's module (sqlite3 is in the standard library).
+DISTRIBUTION = {"artdb": "artdb", "lmdb": "lmdb", "rocksdict": "rocksdict", "plyvel": "plyvel",
+                "duckdb": "duckdb"}
+
+
+def version(system):
+    """The installed version of a system, asked in its child process after the import."""
+    import importlib.metadata
+    import platform
+
+    if system == "sqlite3":
+        import sqlite3
+
+        return f"SQLite {sqlite3.sqlite_version} (Python {platform.python_version()})"
+    text = importlib.metadata.version(DISTRIBUTION[system])
+    if system == "lmdb":
+        import lmdb
+
+        text += " (LMDB " + ".".join(str(part) for part in lmdb.version()) + ")"
+    return text
 KEY_BYTES = 16
 VALUE_BYTES = 100
 
@@ -424,6 +456,7 @@ def dir_bytes(path):
 def parent(args):
     systems = args.systems.split(",")
     results = []
+    versions = {}
     base = args.dir or tempfile.mkdtemp(prefix="w7-")
     for system in systems:
         directory = os.path.join(base, system)
@@ -439,12 +472,20 @@ def parent(args):
             print(f"  {system}: FAILED (exit {finished.returncode}); not in the table", flush=True)
             continue
         with open(out) as f:
-            results.extend(json.load(f))
+            child_result = json.load(f)
+        results.extend(child_result["figures"])
+        versions[system] = child_result["version"]
         shutil.rmtree(directory, ignore_errors=True)
     table(results, systems, args.n)
+    described = {s: {"version": versions[s], "configuration": CONFIGURATION[s]}
+                 for s in systems if s in versions}
+    print("versions and configuration:")
+    for system, about in described.items():
+        print(f"  {system} {about['version']}: {about['configuration']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"workload": "w7", "n": args.n, "results": results}, f, indent=1)
+            json.dump({"workload": "w7", "n": args.n, "results": results,
+                       "systems": described}, f, indent=1)
 
 
 def table(results, systems, n):
@@ -481,7 +522,7 @@ def main():
         child = Child(args.child, args.n, args.dir, min(args.gets, args.n), args.ranges, args.puts)
         child.run()
         with open(args.out, "w") as f:
-            json.dump(child.out, f)
+            json.dump({"figures": child.out, "version": version(args.child)}, f)
     else:
         parent(args)
 

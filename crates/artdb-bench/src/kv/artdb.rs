@@ -5,14 +5,14 @@
 //! a sync: group commit), and the engine checkpoints by itself when the log holds 16 MiB of
 //! records. Single-key commits and read-modify-write are `begin_write` transactions (snapshot
 //! isolation; a conflict is reported as an abort); bulk writes are one write batch (`Db::write`).
-//! The notes printed with the tables say so ([`NOTE`]).
+//! The notes printed with the tables say so ([`CONFIGURATION`]).
 
 use super::{KeyGen, Kv, Outcome, PairGen, Res, Snap};
 use artdb::{Db, Durability, Options, ReadTxn, Transaction, WriteOptions};
 use std::path::Path;
 
 /// How durable commits are made here (printed with the tables).
-pub const NOTE: &str = "artdb: Durability::Sync commits through the write-ahead log (group \
+pub const CONFIGURATION: &str = "Durability::Sync commits through the write-ahead log (group \
      commit), auto checkpoint at 16 MiB of log; single-key commits and rmw are begin_write \
      transactions (snapshot isolation, conflicts counted as aborts), bulk writes one write batch";
 

@@ -1,58 +1,59 @@
 //! kv/fjall: fjall behind the [`Kv`] interface, with its optimistic (SSI) transactions
-//! (`ssi_tx` feature) and `PersistMode::SyncAll` on every commit; a checkpoint is a memtable
-//! flush, compaction a major compaction.
+//! (`OptimisticTxDatabase`) and `PersistMode::SyncAll` on every commit; built without its `lz4`
+//! feature, so nothing is compressed. A checkpoint is a memtable flush, compaction a major
+//! compaction (its size fjall's own `disk_space`: see [`Kv::compact`] below).
 
 use super::{KeyGen, Kv, Outcome, PairGen, Res, Snap};
-use fjall::{Config, PartitionCreateOptions, PersistMode, TxKeyspace, TxPartitionHandle};
+use fjall::{
+    KeyspaceCreateOptions, OptimisticTxDatabase, OptimisticTxKeyspace, OptimisticWriteTx,
+    PersistMode, Readable,
+};
 use std::path::Path;
 
-/// An open fjall keyspace and its partition `t`.
+/// An open fjall database and its keyspace `t`.
 pub struct FjallKv {
-    keyspace: TxKeyspace,
-    table: TxPartitionHandle,
+    db: OptimisticTxDatabase,
+    table: OptimisticTxKeyspace,
 }
 
 impl FjallKv {
-    /// Opens (or creates) the keyspace in `dir`.
+    /// Opens (or creates) the database in `dir`.
     pub fn open(dir: &Path, cache_bytes: u64) -> Res<FjallKv> {
-        let keyspace = Config::new(dir)
+        let db = OptimisticTxDatabase::builder(dir)
             .cache_size(cache_bytes)
-            .open_transactional()?;
-        let table = keyspace.open_partition("t", PartitionCreateOptions::default())?;
-        Ok(FjallKv { keyspace, table })
+            .open()?;
+        let table = db.keyspace("t", KeyspaceCreateOptions::default)?;
+        Ok(FjallKv { db, table })
     }
 
-    fn begin(&self) -> Res<fjall::WriteTransaction> {
-        Ok(self
-            .keyspace
-            .write_tx()?
-            .durability(Some(PersistMode::SyncAll)))
+    fn begin(&self) -> Res<OptimisticWriteTx> {
+        Ok(self.db.write_tx()?.durability(Some(PersistMode::SyncAll)))
     }
 }
 
-/// fjall's commit result: `Err` is its (unexported) `Conflict` type.
-fn outcome<E>(result: Result<(), E>) -> Outcome {
+/// fjall's commit result: `Err` is its `Conflict`.
+fn outcome(result: Result<(), fjall::Conflict>) -> Outcome {
     match result {
         Ok(()) => Outcome::Committed,
-        Err(_) => Outcome::Conflict,
+        Err(fjall::Conflict) => Outcome::Conflict,
     }
 }
 
 struct FjallSnap<'a> {
-    txn: fjall::ReadTransaction,
-    table: &'a TxPartitionHandle,
+    snapshot: fjall::Snapshot,
+    table: &'a OptimisticTxKeyspace,
 }
 
 impl Snap for FjallSnap<'_> {
     fn get(&mut self, key: &[u8]) -> Res<Option<u64>> {
-        Ok(self.txn.get(self.table, key)?.map(|v| super::word(&v)))
+        Ok(self.snapshot.get(self.table, key)?.map(|v| super::word(&v)))
     }
 
     fn scan(&mut self, start: &[u8], count: usize) -> Res<(usize, u64)> {
         let mut seen = 0;
         let mut sum = 0u64;
-        for item in self.txn.range(self.table, start..).take(count) {
-            let (_, value) = item?;
+        for guard in self.snapshot.range(self.table, start..).take(count) {
+            let value = guard.value()?;
             sum = sum.wrapping_add(super::word(&value));
             seen += 1;
         }
@@ -105,7 +106,7 @@ impl Kv for FjallKv {
 
     fn read(&self, body: &mut dyn FnMut(&mut dyn Snap) -> Res<()>) -> Res<()> {
         let mut snap = FjallSnap {
-            txn: self.keyspace.read_tx(),
+            snapshot: self.db.read_tx(),
             table: &self.table,
         };
         body(&mut snap)
@@ -119,11 +120,14 @@ impl Kv for FjallKv {
     fn compact(&mut self) -> Res<Option<u64>> {
         self.table.inner().rotate_memtable_and_wait()?;
         self.table.inner().major_compact()?;
-        Ok(None)
+        // fjall deletes the tables a compaction replaced only at its next memtable flush, so
+        // the directory still holds them (about the size of the table again); its own count of
+        // the live files (journal and current tables) is the compacted size.
+        Ok(Some(self.db.disk_space()?))
     }
 
     fn close(self: Box<Self>) -> Res<()> {
-        self.keyspace.persist(PersistMode::SyncAll)?;
+        self.db.persist(PersistMode::SyncAll)?;
         drop(self);
         Ok(())
     }

@@ -3,16 +3,48 @@
 
 use super::{KeyGen, Kv, Outcome, PairGen, Res, Snap};
 use heed::types::Bytes;
-use heed::{CompactionOption, Database, Env, EnvOpenOptions, PutFlags};
+use heed::{CommitOrAbort, CompactionOption, Database, Env, EnvOpenOptions, PutFlags};
 use std::ops::Bound;
 use std::path::Path;
 
 const MAP_SIZE: usize = 64 << 30;
 
+/// LMDB's main (unnamed) database with byte keys and values, usable for as long as its
+/// environment is open (heed hands out the `'static` handle once the transaction that opened it
+/// has committed).
+pub type MainDatabase = Database<'static, Bytes, Bytes>;
+
+/// The main database of `env` if it exists, opened in a read transaction (nothing is written).
+pub fn open_main(env: &Env) -> Res<Option<MainDatabase>> {
+    let rtxn = env.read_txn()?;
+    let opened = env.open_databases_and_commit(rtxn, |opener, rtxn| {
+        let db = opener.open_database::<Bytes, Bytes>(rtxn, None)?;
+        Ok::<_, heed::Error>(CommitOrAbort::<_, ()>::Commit(db))
+    })?;
+    Ok(opened.commit().flatten())
+}
+
+/// Creates the main database of `env` in one write transaction that first runs `fill` on it
+/// (so that a load and the creation are one commit, as LMDB allows).
+pub fn create_main(
+    env: &Env,
+    fill: impl FnOnce(&Database<'_, Bytes, Bytes>, &mut heed::RwTxn<'_>) -> Res<()>,
+) -> Res<MainDatabase> {
+    let wtxn = env.write_txn()?;
+    let created = env.create_databases_and_commit(wtxn, |opener, wtxn| {
+        let db = opener.create_database::<Bytes, Bytes>(wtxn, None)?;
+        fill(&db, wtxn)?;
+        Ok::<_, super::BoxError>(CommitOrAbort::<_, ()>::Commit(db))
+    })?;
+    created
+        .commit()
+        .ok_or_else(|| "LMDB: creating the main database was aborted".into())
+}
+
 /// An open LMDB environment with its main database.
 pub struct LmdbKv {
     env: Env,
-    db: Database<Bytes, Bytes>,
+    db: MainDatabase,
     dir: std::path::PathBuf,
 }
 
@@ -27,17 +59,9 @@ impl LmdbKv {
         // is opened again.
         let env = unsafe { options.open(dir) }?;
         // Create the main database only if it is not there (an open must not commit).
-        let rtxn = env.read_txn()?;
-        let existing: Option<Database<Bytes, Bytes>> = env.open_database(&rtxn, None)?;
-        drop(rtxn);
-        let db = match existing {
+        let db = match open_main(&env)? {
             Some(db) => db,
-            None => {
-                let mut txn = env.write_txn()?;
-                let db: Database<Bytes, Bytes> = env.create_database(&mut txn, None)?;
-                txn.commit()?;
-                db
-            }
+            None => create_main(&env, |_, _| Ok(()))?,
         };
         Ok(LmdbKv {
             env,
@@ -48,7 +72,7 @@ impl LmdbKv {
 }
 
 struct LmdbSnap<'a> {
-    db: Database<Bytes, Bytes>,
+    db: MainDatabase,
     txn: &'a heed::RoTxn<'a>,
 }
 

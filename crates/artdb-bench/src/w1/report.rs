@@ -3,7 +3,8 @@
 //!
 //! JSON (one object, exactly these fields):
 //! `{"workload":"w1","n":N,"key_len":K,"value_len":V,"keys":"random","results":[{"structure":
-//! "artdb","op":"readrandom","mops":12.3,"bytes_per_key":14.1}, ...]}`. `mops` is millions of
+//! "artdb","op":"readrandom","mops":12.3,"bytes_per_key":14.1}, ...],"peers":{crate:version}}`
+//! (peers: [`crate::versions::json`]). `mops` is millions of
 //! operations per second, except for `seekrandom`, where it is millions of pairs read per
 //! second (Mkeys/s: each seek reads 100 pairs). `bytes_per_key` is the structure's allocator
 //! bytes after the fill minus before, divided by N; it is repeated on every row of the structure.
@@ -119,6 +120,8 @@ struct JsonReport {
     value_len: usize,
     keys: &'static str,
     results: Vec<JsonRow>,
+    /// The peers' versions ([`crate::versions::json`]).
+    peers: serde_json::Value,
 }
 
 /// The JSON document of a run (see the module docs for the schema).
@@ -144,6 +147,7 @@ pub fn json(header: &RunHeader, figures: &[StructureFigures]) -> Result<String, 
         value_len: header.value_len,
         keys: header.keys,
         results,
+        peers: crate::versions::json(),
     };
     serde_json::to_string_pretty(&report)
 }
