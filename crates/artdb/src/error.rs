@@ -198,7 +198,7 @@ fn errno_name(code: i32) -> Option<&'static str> {
 /// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
 /// match db.read().table("missing") {
 ///     Err(Error::TableNotFound { name }) => assert_eq!(name, "missing"),
-///     other => panic!("{:?}", other.map(|_| ())),
+///     other => panic!("{:?}", other.map(|_| ())), // ok: a doc example's failure
 /// }
 /// // Every error's message is a sentence that says what to do.
 /// let error = db.create_table("").unwrap_err();

@@ -180,7 +180,7 @@ impl<'a> Table<'a> {
 ///     .map(|pair| pair.map(|(key, _value)| key))
 ///     .collect::<Result<_, artdb::Error>>()?;
 /// assert_eq!(from_b, [b"b".to_vec(), b"c".to_vec()]);
-/// let (last, _) = table.iter().next_back().expect("three pairs")?;
+/// let (last, _) = table.iter().next_back().expect("three pairs")?; // ok: the example put three
 /// assert_eq!(last, b"c");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
