@@ -146,7 +146,7 @@ impl Follower {
                     .write_at(copied, &tail)
                     .map_err(Error::io("copy the log into memory"))?;
                 copied = upto;
-                if let Some(recovery) = state.wal.follow(now.durable_lsn)? {
+                if let Some(recovery) = state.wal.follow(now.durable_lsn, copied)? {
                     break recovery;
                 }
                 step = step.saturating_mul(4);

@@ -8,9 +8,10 @@ impl Wal {
     /// A reader beside a live writer: the records after the last one read, up to LSN `limit`
     /// (durable, so each is whole and valid unless the log was rewritten meanwhile, which the
     /// caller tells by the readers file: then it opens afresh). Reads only the log past `end`,
-    /// as far as the storage holds it: `Ok(None)` when the records up to `limit` are not all in
-    /// it yet (the caller copies more of the log and asks again; nothing was consumed).
-    pub fn follow(&mut self, limit: u64) -> Result<Option<Recovery>> {
+    /// up to offset `upto` (as far as the caller copied it): `Ok(None)` when the records up to
+    /// `limit` are not all in it yet (the caller copies more of the log and asks again; nothing
+    /// was consumed).
+    pub fn follow(&mut self, limit: u64, upto: u64) -> Result<Option<Recovery>> {
         let mut recovery = Recovery::default();
         if self.next_lsn > limit {
             return Ok(Some(recovery));
@@ -19,7 +20,8 @@ impl Wal {
             .storage
             .len()
             .map_err(Error::io("read the log length"))?;
-        let region = usize::try_from(len.saturating_sub(self.end))
+        // Only what the caller copied: past it the copy holds the log's zero-filled end.
+        let region = usize::try_from(len.min(upto).saturating_sub(self.end))
             .map_err(|_| Error::FileTooLarge { len })?;
         let mut bytes = vec![0u8; region];
         self.storage
