@@ -16,6 +16,7 @@ mod processes;
 use artdb_raft::client::Client;
 use artdb_raft::wire::Consistency;
 use artdb_raft::NodeId;
+use artdb_testkit::scale;
 use processes::{free_address, spawn, wait_leader, Processes};
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -56,14 +57,6 @@ impl Record {
 }
 
 const CLIENTS: usize = 4;
-
-fn scale() -> u64 {
-    std::env::var("ARTDB_TEST_SCALE")
-        .ok()
-        .and_then(|scale| scale.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
 
 /// Runs the checker on `history`; its exit code and output.
 fn check(history: &Path) -> (Option<i32>, String) {

@@ -9,6 +9,7 @@
 //! go back. `ARTDB_TEST_SCALE` multiplies the run's length (a soak).
 
 use artdb::{Db, Durability, Options, ReadTxn};
+use artdb_testkit::scale;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,14 +19,6 @@ const ROLE_ENV: &str = "ARTDB_READERS_ROLE";
 const PATH_ENV: &str = "ARTDB_READERS_PATH";
 const SEED_ENV: &str = "ARTDB_READERS_SEED";
 const KEYS: u32 = 400;
-
-fn scale() -> u64 {
-    std::env::var("ARTDB_TEST_SCALE")
-        .ok()
-        .and_then(|scale| scale.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
 
 fn key(k: u32) -> Vec<u8> {
     format!("key{k:06}").into_bytes()
