@@ -5,7 +5,12 @@
 //!   reads (each read checks its value's word);
 //! - writer alone: W6's individual writes (one durable transaction of one pair each,
 //!   overwriting a random preloaded key with its own value);
-//! - both at once.
+//! - both at once;
+//! - the lag: the writer commits one marker pair (a key past the preloaded ones, its value's
+//!   word the wall-clock time just before the commit began) in a loop, and the reader reads it
+//!   at the start of each snapshot: the marker's age is how stale a new snapshot is, from the
+//!   start of the newest commit it sees (so it includes that commit's own latency, printed
+//!   beside it: the writer's median commit).
 //!
 //! Prints reads/s and commits/s per phase per system and the ratios the issue names: the
 //! reader's rate beside the writer over its rate alone, the writer's rate beside the reader over
@@ -13,7 +18,8 @@
 //! LMDB (heed) and redb (its `SingleWriter` mode, in both phases of its writer); fjall, sled and
 //! RocksDB's transaction database lock their files against a second process, and SQLite is not
 //! run (the output's notes say so, from [`System::reader_process_note`]).
-//! JSON: `{"workload":"w6r","n":N,"results":[{"system","phase","reads_per_s"|"commits_per_s"}],
+//! JSON: `{"workload":"w6r","n":N,"results":[{"system","phase","reads_per_s"|"commits_per_s"|
+//! "age_p50_us"|"age_p99_us"|"commit_p50_us"}],
 //! "not_run":[{"system","why"}],"peers":{crate:version}}` (peers: [`crate::versions::json`]).
 
 use crate::kv::{Res, System};
@@ -82,6 +88,7 @@ pub fn run(args: Args) -> Res<()> {
         .filter(|system| system.has_reader_process())
         .collect();
     let mut rows = Vec::new();
+    let mut lags = Vec::new();
     for system in systems {
         let dir = args.dir.join(system.name());
         let _ = std::fs::remove_dir_all(&dir);
@@ -92,6 +99,10 @@ pub fn run(args: Args) -> Res<()> {
         let writer = spawn("writer", system, &dir, n, seconds)?;
         let reads_beside = finish(reader)?;
         let commits_beside = finish(writer)?;
+        let reader = spawn("lag-reader", system, &dir, n, seconds)?;
+        let writer = spawn("lag-writer", system, &dir, n, seconds)?;
+        let ages = finish_with(reader, &["AGE_P50_US", "AGE_P99_US"])?;
+        let commit_p50 = finish_with(writer, &["COMMIT_P50_US"])?;
         let _ = std::fs::remove_dir_all(&dir);
         rows.push((
             system,
@@ -100,6 +111,7 @@ pub fn run(args: Args) -> Res<()> {
             commits_alone,
             commits_beside,
         ));
+        lags.push((system, ages[1], ages[2], commit_p50[1]));
     }
     let best_beside = rows
         .iter()
@@ -146,6 +158,32 @@ pub fn run(args: Args) -> Res<()> {
         ] {
             results.push(serde_json::json!({
                 "system": system.name(), "phase": phase, field: value,
+            }));
+        }
+    }
+    println!(
+        "lag (a new snapshot's staleness: age of the newest commit it sees, from that commit's \
+         start)"
+    );
+    println!(
+        "{:<8} {:>14} {:>14} {:>18}",
+        "system", "age p50 us", "age p99 us", "commit p50 us"
+    );
+    for &(system, age_p50, age_p99, commit_p50) in &lags {
+        println!(
+            "{:<8} {:>14.0} {:>14.0} {:>18.0}",
+            system.name(),
+            age_p50,
+            age_p99,
+            commit_p50
+        );
+        for (field, value) in [
+            ("age_p50_us", age_p50),
+            ("age_p99_us", age_p99),
+            ("commit_p50_us", commit_p50),
+        ] {
+            results.push(serde_json::json!({
+                "system": system.name(), "phase": "lag", field: value,
             }));
         }
     }
@@ -208,7 +246,12 @@ fn spawn(role: &str, system: System, dir: &Path, n: u64, seconds: f64) -> Res<Ch
 }
 
 /// Waits for a child and returns the rate it printed.
-fn finish(mut child: Child) -> Res<f64> {
+fn finish(child: Child) -> Res<f64> {
+    Ok(finish_with(child, &[])?[0])
+}
+
+/// Waits for a child and returns the rate it printed, then each of `also` (lines `NAME value`).
+fn finish_with(mut child: Child, also: &[&str]) -> Res<Vec<f64>> {
     let mut out = String::new();
     let mut error = String::new();
     if let Some(stdout) = child.stdout.as_mut() {
@@ -218,9 +261,39 @@ fn finish(mut child: Child) -> Res<f64> {
         stderr.read_to_string(&mut error)?;
     }
     let status = child.wait()?;
-    out.lines()
-        .find_map(|line| line.strip_prefix("RATE ")?.trim().parse().ok())
-        .ok_or_else(|| format!("a W6R child failed ({status}): {out}{error}").into())
+    std::iter::once("RATE")
+        .chain(also.iter().copied())
+        .map(|name| {
+            out.lines()
+                .find_map(|line| {
+                    line.strip_prefix(name)?
+                        .strip_prefix(' ')?
+                        .trim()
+                        .parse()
+                        .ok()
+                })
+                .ok_or_else(|| format!("a W6R child failed ({status}): {out}{error}").into())
+        })
+        .collect()
+}
+
+/// Nanoseconds since the Unix epoch: the one clock both processes of the lag phase share.
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+        })
+}
+
+/// The `q` quantile (0..=1) of `values` in microseconds, sorting them; 0 when empty.
+fn quantile_us(values: &mut [u64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_unstable();
+    let at = ((values.len() - 1) as f64 * q).round() as usize;
+    values[at] as f64 / 1e3
 }
 
 fn child(role: &str, system: System, dir: &Path, n: u64, run_for: Duration) -> Res<()> {
@@ -256,6 +329,49 @@ fn child(role: &str, system: System, dir: &Path, n: u64, run_for: Duration) -> R
                 done += 1;
             }
             kv.close()?;
+        }
+        "lag-reader" => {
+            let kv = system.open_reader(dir, CACHE_BYTES)?;
+            let mut ages = Vec::new();
+            let mut marker = Vec::new();
+            pair_key(n, &mut marker);
+            while started.elapsed() < run_for {
+                kv.read(&mut |snap| {
+                    if let Some(stamp) = snap.get(&marker)? {
+                        ages.push(wall_ns().saturating_sub(stamp));
+                    }
+                    for _ in 0..SNAPSHOT_READS {
+                        let i = rng() % n;
+                        pair_key(i, &mut key);
+                        if snap.get(&key)? != Some(value_word(i)) {
+                            return Err(format!("pair {i} read wrong").into());
+                        }
+                    }
+                    Ok(())
+                })?;
+                done += SNAPSHOT_READS;
+            }
+            if ages.is_empty() {
+                return Err("the lag reader never saw the writer's marker".into());
+            }
+            println!("AGE_P50_US {}", quantile_us(&mut ages, 0.5));
+            println!("AGE_P99_US {}", quantile_us(&mut ages, 0.99));
+        }
+        "lag-writer" => {
+            let kv = system.open_beside_readers(dir, CACHE_BYTES)?;
+            let mut marker = Vec::new();
+            pair_key(n, &mut marker);
+            let mut commits = Vec::new();
+            while started.elapsed() < run_for {
+                let stamp = wall_ns();
+                pair_value(n, &mut value);
+                value[..8].copy_from_slice(&stamp.to_le_bytes());
+                kv.put(&marker, &value)?;
+                commits.push(wall_ns().saturating_sub(stamp));
+                done += 1;
+            }
+            kv.close()?;
+            println!("COMMIT_P50_US {}", quantile_us(&mut commits, 0.5));
         }
         other => return Err(format!("unknown W6R child role {other:?}").into()),
     }
