@@ -667,25 +667,53 @@ func TestScanBatches(t *testing.T) {
 				return fmt.Errorf("a kept value changed: %s", keys[i])
 			}
 		}
-		for _, limit := range []int{0, 1, 63, 64, 65, 130, 499, 500, 501} {
-			n := 0
-			err := tx.ScanRangeN("t", Range{Lower: []byte("k0100")}, limit, func(k, v []byte) bool {
-				if string(k) != keys[100+n] || !bytes.Equal(v, want[string(k)]) {
-					t.Errorf("limit %d: pair %d is %s", limit, n, k)
+		scans := map[string]func(string, Range, int, func(k, v []byte) bool) error{
+			"ScanRangeN": tx.ScanRangeN, "ScanRangeNBorrowed": tx.ScanRangeNBorrowed,
+		}
+		for name, scan := range scans {
+			for _, limit := range []int{0, 1, 63, 64, 65, 130, 499, 500, 501} {
+				n := 0
+				err := scan("t", Range{Lower: []byte("k0100")}, limit, func(k, v []byte) bool {
+					if string(k) != keys[100+n] || !bytes.Equal(v, want[string(k)]) {
+						t.Errorf("%s, limit %d: pair %d is %s", name, limit, n, k)
+					}
+					n++
+					return true
+				})
+				if err != nil {
+					return err
 				}
-				n++
-				return true
-			})
-			if err != nil {
-				return err
+				expect := limit
+				if expect > 400 {
+					expect = 400
+				}
+				if n != expect {
+					return fmt.Errorf("%s, limit %d gave %d pairs, want %d", name, limit, n, expect)
+				}
 			}
-			expect := limit
-			if expect > 400 {
-				expect = 400
+		}
+		// Borrowed slices are reused: the next batch overwrites them, so what fn kept of a
+		// borrowed scan is no longer the pair it was (the reason to copy), while copies stay.
+		var borrowed, copied [][]byte
+		err = tx.ScanRangeNBorrowed("t", Range{}, -1, func(k, v []byte) bool {
+			borrowed = append(borrowed, k)
+			copied = append(copied, append([]byte(nil), k...))
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		overwritten := 0
+		for i := range copied {
+			if string(copied[i]) != keys[i] {
+				return fmt.Errorf("borrowed scan: key %d copied as %q, want %q", i, copied[i], keys[i])
 			}
-			if n != expect {
-				return fmt.Errorf("limit %d gave %d pairs, want %d", limit, n, expect)
+			if !bytes.Equal(borrowed[i], copied[i]) {
+				overwritten++
 			}
+		}
+		if len(copied) != len(keys) || overwritten == 0 {
+			return fmt.Errorf("borrowed scan: %d keys, %d overwritten by later batches", len(copied), overwritten)
 		}
 		n := 0
 		err = tx.Scan("t", []byte("k01"), func(k, v []byte) bool {

@@ -85,6 +85,7 @@ import "C"
 import (
 	"encoding/binary"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -387,15 +388,48 @@ func (tx *ReadTx) ScanRangeN(table string, r Range, limit int, fn func(key, valu
 	return cursor.each(limit, fn)
 }
 
+// ScanRangeNBorrowed is ScanRangeN without a copy the caller may keep: the key and value fn
+// gets are borrowed, valid only until fn returns (copy them to keep them), as bbolt's are valid
+// only within their transaction. The scan fills one buffer, reused from batch to batch and
+// from scan to scan, so it allocates nothing per pair and leaves no garbage behind; use it
+// where fn decodes or copies what it needs anyway.
+func (tx *ReadTx) ScanRangeNBorrowed(table string, r Range, limit int, fn func(key, value []byte) bool) error {
+	cursor, err := tx.RangeCursor(table, r)
+	if err != nil {
+		return err
+	}
+	buf := scanBuffers.Get().(*[]byte)
+	defer func() {
+		// A buffer grown for one huge pair is not kept: the pool would hold it for every scan.
+		if len(*buf) == scanBatchBytes {
+			scanBuffers.Put(buf)
+		}
+	}()
+	return cursor.fill(limit, buf, fn)
+}
+
 // Pairs and bytes a batch of a scan carries across the cgo boundary at most.
 const (
 	scanBatchPairs = 64
 	scanBatchBytes = 32 << 10
 )
 
+// scanBuffers holds the batch buffers of borrowed scans between scans.
+var scanBuffers = sync.Pool{New: func() any {
+	buf := make([]byte, scanBatchBytes)
+	return &buf
+}}
+
 // each calls fn with the pairs from the cursor's first on, up to limit (negative: no limit),
 // filled in batches; the slices fn gets are its own (each batch has a new buffer).
 func (c *Cursor) each(limit int, fn func(key, value []byte) bool) error {
+	return c.fill(limit, nil, fn)
+}
+
+// fill is each with the batches filled into *reuse when it is not nil (growing it where one
+// pair needs more), so the slices fn gets are valid only until it returns; with reuse nil,
+// each batch has a new buffer.
+func (c *Cursor) fill(limit int, reuse *[]byte, fn func(key, value []byte) bool) error {
 	defer c.Close()
 	if c.cursor == nil {
 		return ErrDone
@@ -407,7 +441,15 @@ func (c *Cursor) each(limit int, fn func(key, value []byte) bool) error {
 		if limit > 0 && limit < batch {
 			batch = limit
 		}
-		buf := make([]byte, size)
+		var buf []byte
+		if reuse == nil {
+			buf = make([]byte, size)
+		} else {
+			if len(*reuse) < size {
+				*reuse = make([]byte, size)
+			}
+			buf = *reuse
+		}
 		var used, count, need C.size_t
 		var pending C.int
 		var code C.int

@@ -7,7 +7,9 @@
 // artdb.nosync (true: commits return once written, not synced), dropdata.
 //
 // The cgo boundary: a read is one crossing (artdb.DB.Get begins, reads and ends a snapshot in
-// C), BatchRead uses GetMany, and a scan carries its pairs across in batches (ScanRangeN).
+// C), BatchRead uses GetMany, and a scan carries its pairs across in batches into one reused
+// buffer (ScanRangeNBorrowed: go-ycsb's decode copies each row, as it does bbolt's, whose values
+// are valid only within their transaction).
 package artdbstore
 
 import (
@@ -83,7 +85,7 @@ func (s *store) GetMany(table string, keys [][]byte, found func(int, []byte) err
 func (s *store) Scan(table string, start []byte, count int, visit func([]byte) error) error {
 	return s.db.View(func(tx *artdb.ReadTx) error {
 		var failed error
-		err := tx.ScanRangeN(table, artdb.Range{Lower: start}, count, func(_, value []byte) bool {
+		err := tx.ScanRangeNBorrowed(table, artdb.Range{Lower: start}, count, func(_, value []byte) bool {
 			failed = visit(value)
 			return failed == nil
 		})
