@@ -1,6 +1,7 @@
-//! `artdb load FILE [--table T] [--header] INPUT|-`: loads key/value pairs from a TSV or CSV file (by its
-//! extension; one pair per line, fields in the text form of `dbcommon`, CSV fields may be quoted
-//! with `"` and `""` inside). Into an empty table, input sorted by key streams straight to the
+//! `artdb load FILE [--table T] [--header] INPUT|-`: loads key/value pairs from a TSV, CSV or
+//! JSON lines file (by its extension; one pair per line; TSV and CSV fields in the text form of
+//! `dbcommon`, CSV fields may be quoted with `"` and `""` inside; a JSON line is one object as
+//! `scan --json` prints each pair: `"key"` or `"key_hex"`, `"value"` or `"value_hex"`). Into an empty table, input sorted by key streams straight to the
 //! file (bulk load); unsorted input, or a table with keys, is loaded in one write batch. Shows a
 //! progress bar. A bulk load writes its nodes straight to the file; a write batch is one commit
 //! through the write-ahead log; the command ends in a checkpoint either way (so a new file can be
@@ -19,8 +20,9 @@ use std::path::PathBuf;
 pub struct Args {
     /// The database file (created if missing, and only if the load completes).
     file: PathBuf,
-    /// The input: `.csv` or `.tsv` (anything else is read as TSV); `-` for standard input
-    /// (TSV unless `--csv`; held in memory, since an unsorted input is read twice).
+    /// The input: `.csv`, `.jsonl` or `.ndjson` (JSON lines), or `.tsv` (anything else is read
+    /// as TSV); `-` for standard input (TSV unless `--csv` or `--jsonl`; held in memory, since
+    /// an unsorted input is read twice).
     input: PathBuf,
     /// The table (created if missing).
     #[arg(long, default_value = crate::dbcommon::TABLE_DEFAULT)]
@@ -30,8 +32,13 @@ pub struct Args {
     #[arg(long)]
     header: bool,
     /// Read the input as CSV whatever its name (for `-`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "jsonl")]
     csv: bool,
+    /// Read the input as JSON lines whatever its name (for `-`): one object per line,
+    /// `{"key": "text", "value": "text"}`, with `"key_hex"`/`"value_hex"` (hex digits) for
+    /// bytes that are not UTF-8, as `scan --json` prints each pair.
+    #[arg(long)]
+    jsonl: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -64,7 +71,103 @@ fn split_csv(line: &str) -> Result<Vec<String>, String> {
     Ok(fields)
 }
 
-fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError> {
+/// How `load` reads a line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Tsv,
+    Csv,
+    JsonLines,
+}
+
+/// The bytes of one side (`name` is "key" or "value") of a JSON line's object: `name` as a
+/// string of the bytes themselves, or `name_hex` as hex digits; exactly one of the two.
+fn json_side(
+    object: &serde_json::Map<String, serde_json::Value>,
+    name: &str,
+) -> Result<Vec<u8>, String> {
+    let hex_name = format!("{name}_hex");
+    match (object.get(name), object.get(&hex_name)) {
+        (Some(_), Some(_)) => Err(format!("both \"{name}\" and \"{hex_name}\"; give one")),
+        (None, None) => Err(format!("no \"{name}\" (or \"{hex_name}\")")),
+        (Some(serde_json::Value::String(text)), None) => Ok(text.as_bytes().to_vec()),
+        (None, Some(serde_json::Value::String(hex))) => {
+            let digits = hex.as_bytes();
+            if digits.len() % 2 != 0 {
+                return Err(format!(
+                    "\"{hex_name}\" has an odd number of hex digits ({})",
+                    digits.len()
+                ));
+            }
+            digits
+                .chunks(2)
+                .map(|pair| {
+                    std::str::from_utf8(pair)
+                        .ok()
+                        .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                        .ok_or_else(|| {
+                            format!(
+                                "\"{hex_name}\" holds {pair:?}, not two hex digits",
+                                pair = String::from_utf8_lossy(pair)
+                            )
+                        })
+                })
+                .collect()
+        }
+        (Some(other), None) | (None, Some(other)) => Err(format!(
+            "\"{}\" is {}, not a string",
+            if object.contains_key(name) {
+                name
+            } else {
+                &hex_name
+            },
+            match other {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::Object(_) => "an object",
+                serde_json::Value::String(_) => "a string",
+            }
+        )),
+    }
+}
+
+/// One JSON line: an object with a key and a value (`json_side`) and nothing else.
+fn parse_json_line(line: &str) -> Result<Pair, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+    let serde_json::Value::Object(object) = value else {
+        return Err("not a JSON object: each line is {\"key\": ..., \"value\": ...}".into());
+    };
+    if let Some(extra) = object
+        .keys()
+        .find(|name| !["key", "key_hex", "value", "value_hex"].contains(&name.as_str()))
+    {
+        return Err(format!(
+            "unknown field \"{extra}\" (a line has \"key\" or \"key_hex\" and \"value\" or \
+             \"value_hex\")"
+        ));
+    }
+    Ok((json_side(&object, "key")?, json_side(&object, "value")?))
+}
+
+fn parse_line(line: &str, format: Format, number: u64) -> Result<Pair, BoxError> {
+    let (key, value) = match format {
+        Format::JsonLines => parse_json_line(line).map_err(|e| format!("line {number}: {e}"))?,
+        Format::Csv | Format::Tsv => parse_text_line(line, format == Format::Csv, number)?,
+    };
+    if key.len() > artdb_art::KEY_LEN_MAX {
+        return Err(format!(
+            "line {number}: key of {} bytes is longer than the limit of {} bytes",
+            key.len(),
+            artdb_art::KEY_LEN_MAX
+        )
+        .into());
+    }
+    Ok((key, value))
+}
+
+fn parse_text_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError> {
     let fields = if csv {
         split_csv(line).map_err(|e| format!("line {number}: {e}"))?
     } else {
@@ -80,14 +183,6 @@ fn parse_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError> {
     let at_line = |error: BoxError| -> BoxError { format!("line {number}: {error}").into() };
     let key = parse_bytes(&fields[0]).map_err(at_line)?;
     let value = parse_bytes(&fields[1]).map_err(at_line)?;
-    if key.len() > artdb_art::KEY_LEN_MAX {
-        return Err(format!(
-            "line {number}: key of {} bytes is longer than the limit of {} bytes",
-            key.len(),
-            artdb_art::KEY_LEN_MAX
-        )
-        .into());
-    }
     Ok((key, value))
 }
 
@@ -97,7 +192,7 @@ fn pairs<'a>(
     input: &'a Input,
     progress: &'a ProgressBar,
 ) -> Result<impl Iterator<Item = Result<Pair, BoxError>> + 'a, BoxError> {
-    let csv = input.csv;
+    let format = input.format;
     let mut reader: Box<dyn BufRead + 'a> = match &input.stdin {
         Some(bytes) => Box::new(bytes.as_slice()),
         None => Box::new(BufReader::new(
@@ -129,7 +224,7 @@ fn pairs<'a>(
                 let text = line.strip_suffix(b"\n").unwrap_or(&line);
                 let text = text.strip_suffix(b"\r").unwrap_or(text);
                 match std::str::from_utf8(text) {
-                    Ok(text) => parse_line(text, csv, number),
+                    Ok(text) => parse_line(text, format, number),
                     Err(error) => Err(format!(
                         "line {number}: not valid UTF-8 (byte {} of the line); write bytes that \
                          are not printable ASCII as \\xNN escapes, e.g. \\xff",
@@ -152,7 +247,7 @@ struct Input {
     path: PathBuf,
     /// Standard input, read whole (`-`).
     stdin: Option<Vec<u8>>,
-    csv: bool,
+    format: Format,
     header: bool,
 }
 
@@ -167,15 +262,24 @@ impl Input {
         } else {
             None
         };
-        let csv = args.csv
-            || args
-                .input
-                .extension()
-                .is_some_and(|ext| ext.eq_ignore_ascii_case("csv"));
+        let extension_is = |names: &[&str]| {
+            args.input.extension().is_some_and(|ext| {
+                names
+                    .iter()
+                    .any(|name| ext.eq_ignore_ascii_case(std::ffi::OsStr::new(name)))
+            })
+        };
+        let format = if args.jsonl || (!args.csv && extension_is(&["jsonl", "ndjson"])) {
+            Format::JsonLines
+        } else if args.csv || extension_is(&["csv"]) {
+            Format::Csv
+        } else {
+            Format::Tsv
+        };
         Ok(Input {
             path: args.input.clone(),
             stdin,
-            csv,
+            format,
             header: args.header,
         })
     }

@@ -122,7 +122,7 @@ enum Command {
     /// Count the pairs in a key range or with a prefix.
     #[command(after_help = "Example: artdb count my.artdb --table users --prefix al")]
     Count(scan::Args),
-    /// Load key/value pairs from a TSV or CSV file (sorted input streams to the file).
+    /// Load key/value pairs from a TSV, CSV or JSON lines file (sorted input streams to the file).
     #[command(
         after_help = "Keys already in the table are overwritten, and a key given twice keeps its \
                       last value (as with put); the report says how many keys the table has \
