@@ -246,6 +246,8 @@ fn pairs<'a>(
 struct Input {
     path: PathBuf,
     /// Standard input, read whole (`-`).
+    /// The whole input, read once: standard input (`-`), or a path that is not a regular file
+    /// (a pipe such as `<(zcat pairs.tsv.gz)`, a FIFO, a device), which cannot be read twice.
     stdin: Option<Vec<u8>>,
     format: Format,
     header: bool,
@@ -258,6 +260,13 @@ impl Input {
             std::io::stdin()
                 .read_to_end(&mut bytes)
                 .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Some(bytes)
+        } else if std::fs::metadata(&args.input).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
+        {
+            // An unsorted input is read twice (to find that it is unsorted, then to load it):
+            // a second read of a pipe would find it drained and load nothing.
+            let bytes = std::fs::read(&args.input)
+                .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
             Some(bytes)
         } else {
             None

@@ -420,3 +420,45 @@ fn item2_damaged_newest_checkpoint_fails_and_salvage_reads_the_previous() {
         "the damaged file was not touched"
     );
 }
+
+/// A database path that is a FIFO or a device is refused at once, by name: opening a FIFO used
+/// to wait forever for a writer, and `put` on /dev/null took it for an empty file to make a
+/// database in.
+#[test]
+fn a_fifo_or_a_device_is_no_database_file() {
+    let dir = TempDir::new("not-regular");
+    let fifo = dir.file("pipe.artdb");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    for (path, what) in [
+        (path_str(&fifo), "a FIFO"),
+        ("/dev/null", "a character device"),
+    ] {
+        for args in [
+            vec!["get", path, "k"],
+            vec!["put", path, "k", "v"],
+            vec!["scan", path],
+            vec!["stats", path],
+            vec!["verify", path],
+        ] {
+            let (done, finished) = std::sync::mpsc::channel();
+            let run = args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+            std::thread::spawn(move || {
+                let run: Vec<&str> = run.iter().map(String::as_str).collect();
+                let _ = done.send(artdb(&run));
+            });
+            let output = finished
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{args:?} still runs after 60 s"));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!output.status.success(), "{args:?} succeeded: {stderr}");
+            assert!(
+                stderr.contains(what) && stderr.contains("not a database file"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}

@@ -133,3 +133,22 @@ fn json_lines_errors_name_the_line_and_the_field() {
         "{stderr}"
     );
 }
+
+/// A path that is a pipe (`<(zcat pairs.tsv.gz)`, `/dev/stdin`) is read once: an unsorted input
+/// is read twice (to find it unsorted, then to load it), and a second read of a pipe finds it
+/// drained, which once loaded nothing and said "loaded 0 pairs".
+#[test]
+fn an_unsorted_input_through_a_pipe_path_loads_whole() {
+    let dir = TempDir::new("load-pipe-path");
+    for (input, name) in [
+        (&b"b\t1\na\t2\nc\t3\n"[..], "unsorted"),
+        (&b"a\t1\nb\t2\nc\t3\n"[..], "sorted"),
+    ] {
+        let file = dir.file(&format!("{name}.artdb"));
+        let output = artdb_with_input(&["load", path_str(&file), "/dev/stdin"], input);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{name}: {output:?}");
+        assert!(stdout.contains("loaded 3 pairs"), "{name}: {stdout}");
+        assert_eq!(table_of(path_str(&file), "main").len(), 3, "{name}");
+    }
+}

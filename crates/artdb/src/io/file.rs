@@ -24,7 +24,7 @@ use super::{Map, Storage};
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,6 +36,41 @@ pub struct FileStorage {
     path: PathBuf,
     /// While created: the temporary name the file has until [`FileStorage::persist`].
     temporary: parking_lot::Mutex<Option<PathBuf>>,
+}
+
+/// Refuses what is not a regular file: a directory (`EISDIR`, which the error's message names),
+/// a FIFO, socket or device. The opens above pass `O_NONBLOCK` so that a FIFO's open returns at
+/// once instead of waiting for a writer (for a regular file the flag changes nothing).
+fn check_regular(metadata: &std::fs::Metadata, path: &Path, read_only: bool) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        return Err(Error::Open {
+            path: path.to_path_buf(),
+            read_only,
+            source: io::Error::from_raw_os_error(libc::EISDIR),
+        });
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::Open {
+        path: path.to_path_buf(),
+        read_only,
+        source: io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a database file; give the path of a regular file"),
+        ),
+    })
 }
 
 fn open_error(path: &Path, read_only: bool) -> impl FnOnce(io::Error) -> Error + '_ {
@@ -157,6 +192,7 @@ impl FileStorage {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NONBLOCK)
             .open(path)
             .map_err(open_error(path, false))?;
         FileStorage::lock_waiting(file, path, false, wait)
@@ -169,6 +205,7 @@ impl FileStorage {
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NONBLOCK)
             .open(path)
             .map_err(open_error(path, false))?;
         FileStorage::lock_waiting(file, path, false, wait)
@@ -178,6 +215,7 @@ impl FileStorage {
     pub fn open_read_only_waiting(path: &Path, wait: Duration) -> Result<FileStorage> {
         let file = OpenOptions::new()
             .read(true)
+            .custom_flags(libc::O_NONBLOCK)
             .open(path)
             .map_err(open_error(path, true))?;
         FileStorage::lock_waiting(file, path, true, wait)
@@ -187,14 +225,13 @@ impl FileStorage {
     /// writer of another process, whose pages it reads are kept by the readers file
     /// (`io/readers.rs`).
     pub fn open_read_only_unlocked(path: &Path) -> Result<FileStorage> {
-        let file = File::open(path).map_err(open_error(path, true))?;
-        if file.metadata().map_err(open_error(path, true))?.is_dir() {
-            return Err(Error::Open {
-                path: path.to_path_buf(),
-                read_only: true,
-                source: io::Error::from_raw_os_error(libc::EISDIR),
-            });
-        }
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(open_error(path, true))?;
+        let metadata = file.metadata().map_err(open_error(path, true))?;
+        check_regular(&metadata, path, true)?;
         Ok(FileStorage {
             file,
             path: path.to_path_buf(),
@@ -233,13 +270,7 @@ impl FileStorage {
     /// Once held, a record lock on [`HOLDER_LOCK_AT`] tells waiters this process's pid.
     fn lock_waiting(file: File, path: &Path, shared: bool, wait: Duration) -> Result<FileStorage> {
         let metadata = file.metadata().map_err(open_error(path, shared))?;
-        if metadata.is_dir() {
-            return Err(Error::Open {
-                path: path.to_path_buf(),
-                read_only: shared,
-                source: io::Error::from_raw_os_error(libc::EISDIR),
-            });
-        }
+        check_regular(&metadata, path, shared)?;
         let operation = if shared { libc::LOCK_SH } else { libc::LOCK_EX };
         let start = Instant::now();
         let mut pause = Duration::from_millis(1);
