@@ -150,7 +150,7 @@ fn gather(source: &Bound<'_, PyAny>) -> PyResult<Pairs> {
     let mut pairs = Pairs::new();
     for item in items.try_iter()? {
         let item = item?;
-        let (key, value) = match item.downcast::<PyTuple>() {
+        let (key, value) = match item.cast::<PyTuple>() {
             Ok(tuple) if tuple.len() == 2 => (tuple.get_item(0)?, tuple.get_item(1)?),
             _ => {
                 let both: (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|_| {
@@ -216,7 +216,7 @@ impl Table {
         match &self.source {
             Source::Auto(inner) => {
                 let db = inner.db(py)?;
-                py.allow_threads(|| db.transact(|txn| body(&mut Writes::unwatched(txn))))
+                py.detach(|| db.transact(|txn| body(&mut Writes::unwatched(txn))))
                     .py(py)
             }
             Source::Snapshot(_) => Err(self.read_only(py)),
@@ -266,12 +266,12 @@ impl Table {
     /// Writes all `pairs`: into an empty table of `db.table(...)` a bulk load (and with `bulk`
     /// only that), else one transaction.
     fn write_pairs(&self, py: Python<'_>, mut pairs: Pairs, bulk: bool) -> PyResult<u64> {
-        py.allow_threads(|| pairs.sort_dedup());
+        py.detach(|| pairs.sort_dedup());
         let count = pairs.len() as u64;
         if let Source::Auto(inner) = &self.source {
             let db = inner.db(py)?;
             let name = self.name.clone();
-            let loaded = py.allow_threads(|| -> Result<Option<u64>, artdb::Error> {
+            let loaded = py.detach(|| -> Result<Option<u64>, artdb::Error> {
                 let empty = db.read().table(&name)?.is_empty();
                 if count == 0 || !(empty || bulk) {
                     return Ok(None);
@@ -556,7 +556,7 @@ impl Table {
         self.iter_over(py, bounds, reverse, Mode::Items)
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if !other.hasattr("items")? || !other.hasattr("__len__")? {
             return Ok(py.NotImplemented());
         }
@@ -565,7 +565,7 @@ impl Table {
         }
         let mine = PyDict::new(py);
         for pair in iter_objects(py, self.iter_over(py, Bounds::all(), false, Mode::Items)?)? {
-            let pair = pair.bind(py).downcast::<PyTuple>()?.clone();
+            let pair = pair.bind(py).cast::<PyTuple>()?.clone();
             mine.set_item(pair.get_item(0)?, pair.get_item(1)?)?;
         }
         let theirs = PyDict::new(py);
@@ -593,7 +593,7 @@ impl Table {
 }
 
 /// Every object an iterator yields.
-fn iter_objects(py: Python<'_>, mut iter: PairIter) -> PyResult<Vec<PyObject>> {
+fn iter_objects(py: Python<'_>, mut iter: PairIter) -> PyResult<Vec<Py<PyAny>>> {
     let mut out = Vec::new();
     loop {
         while let Some(object) = iter.ready_pop() {
@@ -660,7 +660,7 @@ impl TableView {
                     .table
                     .iter_over(py, Bounds::all(), false, Mode::Values)?;
                 for value in iter_objects(py, iter)? {
-                    if value.bind(py).downcast::<PyBytes>()?.as_bytes() == wanted.as_ref() {
+                    if value.bind(py).cast::<PyBytes>()?.as_bytes() == wanted.as_ref() {
                         return Ok(true);
                     }
                 }
