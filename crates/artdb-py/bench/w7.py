@@ -13,12 +13,15 @@ given to every system in the same random order. Operations, each timed in the ch
   lookup its own statement; lmdb: in one read txn).
 - iterate: every pair in key order with its value.
 - range10: R random start keys, the next 10 pairs from each.
-- put_durable: P single puts, each durable before the next (artdb: durability="sync").
+- put_durable: P single puts, each durable before the next (artdb: durability="sync"). Beside
+  artdb's, the floor: P 128-byte overwrites of a preallocated file each followed by fdatasync,
+  timed in artdb's child right after its puts (fdatasync_floor_ops_s).
 The parent prints one table (a column per system) and the ratio of artdb to python-lmdb, then
 each system's version (asked of the installed package in its child) and configuration; the JSON
 has both under "systems".
 
 Usage: python w7.py --n 1000000 [--systems artdb,lmdb,...] [--json PATH] [--dir DIR]
+(the peers: pip install -r requirements-w7.txt beside this script)
 """
 
 import argparse
@@ -170,8 +173,10 @@ class Child:
                 t[k] = b"v" * VALUE_BYTES
 
         put_s, _ = timed(puts)
+        floor_s = fdatasync_floor(self.dir, self.puts)
         self.get_keys_used, self.ranges_used, self.puts_used = get_keys, len(range_starts), len(put_keys)
         self.report_common(load_s, get_s, iterate_s, count, range_s, put_s)
+        self.figure("fdatasync_floor_ops_s", self.puts / floor_s, "ops/s")
         self.figure("get_statement_kops_s", len(get_keys) / statement_s / 1e3, "kops/s")
         # Not durable each: the same puts committed with durability "nosync".
         nosync_keys = [b"nosync-%012d" % i for i in range(self.puts * 20)]
@@ -446,6 +451,26 @@ class Child:
         if os.path.exists(path + ".wal"):
             size += os.path.getsize(path + ".wal")
         self.figure("file_bytes", size, "bytes")
+
+
+def fdatasync_floor(directory, count):
+    """Seconds for `count` appends of one 128-byte record to a preallocated file, each followed
+    by fdatasync: what one durable put per sync can reach on this disk at best (no system can
+    make a put durable with less), measured right after artdb's puts in the same directory."""
+    path = os.path.join(directory, "fdatasync-floor")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.pwrite(fd, bytes(128 * count), 0)
+        os.fsync(fd)
+        record = b"r" * 128
+        start = time.perf_counter()
+        for i in range(count):
+            os.pwrite(fd, record, 128 * i)
+            os.fdatasync(fd)
+        return time.perf_counter() - start
+    finally:
+        os.close(fd)
+        os.unlink(path)
 
 
 def dir_bytes(path):
