@@ -34,4 +34,6 @@ cd crates/artdb-py
 # installs are left out here: sqlite3 is in the standard library).
 "../../$VENV/bin/python" bench/w7.py --n 20000 --systems artdb,sqlite3 --gets 5000 \
   --ranges 1000 --puts 10 --dir ../../target/py-bench-smoke >/dev/null
+"../../$VENV/bin/python" bench/w7_puts.py --n 2000 --rounds 2 --batch 5 --systems artdb,sqlite3,floor \
+  --dir ../../target/py-bench-smoke-puts >/dev/null
 echo "artdb-py W7 smoke run: ok"

@@ -13,12 +13,17 @@ given to every system in the same random order. Operations, each timed in the ch
   lookup its own statement; lmdb: in one read txn).
 - iterate: every pair in key order with its value.
 - range10: R random start keys, the next 10 pairs from each.
-- put_durable: P single puts, each durable before the next (artdb: durability="sync").
+- put_durable: P single puts, each durable before the next (artdb: durability="sync"). Right
+  after them in the same child, the floor: P 128-byte overwrites of a preallocated file in the
+  same directory, each followed by fdatasync (fdatasync_floor_ops_s), and the puts' rate as a
+  fraction of it (put_durable_per_floor). The children run one after another and the disk's sync
+  rate moves with other tenants' I/O: compare systems' puts by that fraction.
 The parent prints one table (a column per system) and the ratio of artdb to python-lmdb, then
 each system's version (asked of the installed package in its child) and configuration; the JSON
 has both under "systems".
 
 Usage: python w7.py --n 1000000 [--systems artdb,lmdb,...] [--json PATH] [--dir DIR]
+(the peers: pip install -r requirements-w7.txt beside this script)
 """
 
 import argparse
@@ -108,6 +113,10 @@ class Child:
         getattr(self, "run_" + self.system)(pairs, get_keys, range_starts, expect)
 
     def report_common(self, load_s, get_s, iterate_s, count, range_s, put_s):
+        # Called right after the puts: the disk's sync rate moves between the children's runs
+        # (other tenants' I/O), so each system's puts are read against the floor measured at
+        # their time.
+        floor_s = fdatasync_floor(self.dir, self.puts_used)
         self.figure("bulk_load_s", load_s, "s")
         self.figure("bulk_load_kpairs_s", self.n / load_s / 1e3, "kpairs/s")
         self.figure("get_kops_s", len(self.get_keys_used) / get_s / 1e3, "kops/s")
@@ -117,6 +126,8 @@ class Child:
         self.figure("iterate_kpairs_s", count / iterate_s / 1e3, "kpairs/s")
         self.figure("range10_kops_s", self.ranges_used / range_s / 1e3, "kops/s")
         self.figure("put_durable_ops_s", self.puts_used / put_s, "ops/s")
+        self.figure("fdatasync_floor_ops_s", self.puts_used / floor_s, "ops/s")
+        self.figure("put_durable_per_floor", floor_s / put_s, "x")
 
     def check_get(self, key, value, expect):
         if value != expect[key]:
@@ -446,6 +457,25 @@ class Child:
         if os.path.exists(path + ".wal"):
             size += os.path.getsize(path + ".wal")
         self.figure("file_bytes", size, "bytes")
+
+
+def fdatasync_floor(directory, count):
+    """Seconds for `count` overwrites of one 128-byte record in a preallocated file, each followed
+    by fdatasync: about what one durable put per sync can reach on this disk at this time."""
+    path = os.path.join(directory, "fdatasync-floor")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.pwrite(fd, bytes(128 * count), 0)
+        os.fsync(fd)
+        record = b"r" * 128
+        start = time.perf_counter()
+        for i in range(count):
+            os.pwrite(fd, record, 128 * i)
+            os.fdatasync(fd)
+        return time.perf_counter() - start
+    finally:
+        os.close(fd)
+        os.unlink(path)
 
 
 def dir_bytes(path):

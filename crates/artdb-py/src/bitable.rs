@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use pyo3::exceptions::{PyFileExistsError, PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -49,10 +50,10 @@ pub fn build<'py>(
                 "{} already exists; pass overwrite=True to replace it, or choose another path",
                 path.display()
             ),
-            path.clone(),
+            path.clone().into_os_string(),
         )));
     }
-    let mut builder = py.allow_threads(|| Builder::create(&path)).py(py)?;
+    let mut builder = py.detach(|| Builder::create(&path)).py(py)?;
     let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK_PAIRS);
     for item in pairs.try_iter()? {
         let item = item?;
@@ -76,7 +77,7 @@ pub fn build<'py>(
     } else {
         Durability::NonDurable
     };
-    let summary = py.allow_threads(|| builder.finish(durability)).py(py)?;
+    let summary = py.detach(|| builder.finish(durability)).py(py)?;
     let dict = PyDict::new(py);
     dict.set_item("pairs", summary.pairs)?;
     dict.set_item("file_bytes", summary.file_bytes)?;
@@ -88,7 +89,7 @@ fn append_chunk(
     builder: &mut Builder,
     chunk: &mut Vec<(Vec<u8>, Vec<u8>)>,
 ) -> PyResult<()> {
-    py.allow_threads(|| {
+    py.detach(|| {
         for (key, value) in chunk.iter() {
             builder.append(key, value)?;
         }
@@ -104,7 +105,7 @@ fn append_chunk(
 pub fn open(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<BitableTable> {
     let path = path_of(path)?;
     let table = py
-        .allow_threads(|| artdb_bitable::Table::open(&path))
+        .detach(|| artdb_bitable::Table::open(&path))
         .map_err(|error| open_error(py, error, &path))?;
     Ok(BitableTable {
         table: Mutex::new(Some(Arc::new(table))),
@@ -279,7 +280,7 @@ impl BitableTable {
     /// Checks every page and cross-page invariant; raises `CorruptionError` on damage.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         let table = self.table(py)?;
-        py.allow_threads(|| table.verify()).py(py)
+        py.detach(|| table.verify()).py(py)
     }
 
     /// Unmaps the file (idempotent); later use raises `ClosedError`.
@@ -287,10 +288,10 @@ impl BitableTable {
         self.table.lock().take();
     }
 
-    /// The file.
+    /// The file, as a `str` (PyO3 turns a `PathBuf` into a `pathlib.Path`).
     #[getter]
-    fn path(&self) -> PathBuf {
-        self.path.clone()
+    fn path(&self) -> OsString {
+        self.path.clone().into_os_string()
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

@@ -26,10 +26,10 @@ pub(crate) fn path_of(object: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 
 /// The bytes of `object` (see the module docs); `what` names the argument in errors ("key").
 pub(crate) fn bytes_of<'a>(object: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {
-    if let Ok(bytes) = object.downcast::<PyBytes>() {
+    if let Ok(bytes) = object.cast::<PyBytes>() {
         return Ok(Cow::Borrowed(bytes.as_bytes()));
     }
-    if let Ok(array) = object.downcast::<PyByteArray>() {
+    if let Ok(array) = object.cast::<PyByteArray>() {
         return Ok(Cow::Owned(array.to_vec()));
     }
     if object.is_instance_of::<PyString>() {
@@ -38,7 +38,7 @@ pub(crate) fn bytes_of<'a>(object: &'a Bound<'_, PyAny>, what: &str) -> PyResult
              e.g. {what}.encode() (or pack typed keys with artdb.keys.pack)"
         )));
     }
-    let view = match object.downcast::<PyMemoryView>() {
+    let view = match object.cast::<PyMemoryView>() {
         Ok(view) => view.clone().into_any(),
         Err(_) => match PyMemoryView::from(object) {
             Ok(view) => view.into_any(),
@@ -52,7 +52,7 @@ pub(crate) fn bytes_of<'a>(object: &'a Bound<'_, PyAny>, what: &str) -> PyResult
         },
     };
     let copied = view.call_method0("tobytes")?;
-    let copied = copied.downcast::<PyBytes>()?;
+    let copied = copied.cast::<PyBytes>()?;
     Ok(Cow::Owned(copied.as_bytes().to_vec()))
 }
 

@@ -198,7 +198,7 @@ impl Inner {
             .filter_map(Weak::upgrade)
             .filter_map(|txn| txn.take(py, Ended::DbClosed))
             .collect();
-        py.allow_threads(move || {
+        py.detach(move || {
             // Each aborts as it is dropped.
             drop(open_txns);
             for snapshot in snapshots {

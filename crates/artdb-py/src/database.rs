@@ -14,7 +14,7 @@ use crate::txn::{parse_isolation, ReadSnapshot, TxnState, WriteTransaction};
 use artdb::{Db, Options};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::path::PathBuf;
+use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ pub fn open(
         ..Options::default()
     };
     let opened = py
-        .allow_threads(|| {
+        .detach(|| {
             // The engine's open-or-create also takes an empty file (as `tempfile` makes one)
             // as a new database, as sqlite3 and lmdb do, and settles a concurrent create.
             if create && !read_only {
@@ -96,7 +96,7 @@ fn backoff(py: Python<'_>, attempt: u32) {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| u64::from(elapsed.subsec_nanos()));
     let pause_us = base_us / 2 + nanos % (base_us / 2 + 1);
-    py.allow_threads(|| std::thread::sleep(Duration::from_micros(pause_us.min(10_000))));
+    py.detach(|| std::thread::sleep(Duration::from_micros(pause_us.min(10_000))));
 }
 
 #[pymethods]
@@ -111,7 +111,7 @@ impl Database {
             if !create {
                 db.read().table(name).py(py)?;
             }
-            match py.allow_threads(|| db.create_table(name)) {
+            match py.detach(|| db.create_table(name)) {
                 Ok(()) | Err(artdb::Error::TableExists { .. }) => {}
                 Err(error) => return Err(error).py(py),
             }
@@ -127,13 +127,13 @@ impl Database {
     /// Creates an empty table (`TableExistsError` if there is one).
     fn create_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.inner.db(py)?;
-        py.allow_threads(|| db.create_table(name)).py(py)
+        py.detach(|| db.create_table(name)).py(py)
     }
 
     /// Drops a table and all its keys (`TableNotFoundError` if there is none).
     fn drop_table(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.inner.db(py)?;
-        py.allow_threads(|| db.drop_table(name)).py(py)
+        py.detach(|| db.drop_table(name)).py(py)
     }
 
     /// A read snapshot (`with db.read() as snap:`): one consistent view of every table.
@@ -166,7 +166,7 @@ impl Database {
         retries: u32,
         durability: Option<&str>,
         isolation: &str,
-    ) -> PyResult<PyObject> {
+    ) -> PyResult<Py<PyAny>> {
         let mut attempt = 0u32;
         loop {
             let tx = Py::new(py, self.begin(py, durability, isolation)?)?;
@@ -188,7 +188,7 @@ impl Database {
     /// Makes every commit so far durable; returns what the checkpoint wrote.
     fn checkpoint<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let db = self.inner.db(py)?;
-        let stats = py.allow_threads(|| db.checkpoint()).py(py)?;
+        let stats = py.detach(|| db.checkpoint()).py(py)?;
         let dict = PyDict::new(py);
         dict.set_item("generation", stats.generation)?;
         dict.set_item("images_written", stats.images_written)?;
@@ -201,7 +201,7 @@ impl Database {
     /// Figures about the tables and the file, as a dict.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let db = self.inner.db(py)?;
-        let stats = py.allow_threads(|| db.stats()).py(py)?;
+        let stats = py.detach(|| db.stats()).py(py)?;
         let dict = PyDict::new(py);
         let tables = PyDict::new(py);
         for table in &stats.tables {
@@ -210,7 +210,7 @@ impl Database {
             entry.set_item("dirty", table.dirty)?;
             tables.set_item(&table.name, entry)?;
         }
-        dict.set_item("path", self.inner.path.clone())?;
+        dict.set_item("path", self.inner.path.as_os_str())?;
         dict.set_item("durability", self.inner.durability.name())?;
         dict.set_item("tables", tables)?;
         dict.set_item("file_bytes", stats.store.file_bytes)?;
@@ -234,7 +234,7 @@ impl Database {
     /// returns `{"tables_checked": n, "keys_checked": n}`.
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let db = self.inner.db(py)?;
-        let report = py.allow_threads(|| db.verify()).py(py)?;
+        let report = py.detach(|| db.verify()).py(py)?;
         if !report.is_ok() {
             let shown: Vec<String> = report
                 .problems
@@ -276,10 +276,10 @@ impl Database {
         self.inner.is_closed()
     }
 
-    /// The database file.
+    /// The database file, as a `str` (PyO3 turns a `PathBuf` into a `pathlib.Path`).
     #[getter]
-    fn path(&self) -> PathBuf {
-        self.inner.path.clone()
+    fn path(&self) -> OsString {
+        self.inner.path.clone().into_os_string()
     }
 
     /// The default durability of commits ("sync" or "nosync").

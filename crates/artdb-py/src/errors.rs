@@ -11,11 +11,11 @@
 use crate::messages;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::sync::GILOnceCell;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
 /// The exception classes of `artdb.errors`, by name, cached on first use.
-static CLASSES: GILOnceCell<Py<PyDict>> = GILOnceCell::new();
+static CLASSES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
 /// The class `artdb.errors.<name>`.
 pub(crate) fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
@@ -26,7 +26,7 @@ pub(crate) fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyT
     })?;
     let found = classes.bind(py).get_item(name)?;
     match found {
-        Some(class) => Ok(class.downcast_into::<PyType>()?),
+        Some(class) => Ok(class.cast_into::<PyType>()?),
         None => Err(PyRuntimeError::new_err(format!(
             "artdb.errors has no class {name}; the package is incomplete (reinstall it)"
         ))),

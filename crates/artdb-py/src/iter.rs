@@ -294,7 +294,7 @@ pub struct PairIter {
     position: Option<Vec<u8>>,
     done: bool,
     batch: usize,
-    ready: VecDeque<PyObject>,
+    ready: VecDeque<Py<PyAny>>,
 }
 
 impl PairIter {
@@ -333,7 +333,7 @@ impl PairIter {
     }
 
     /// The next object already read, if any.
-    pub(crate) fn ready_pop(&mut self) -> Option<PyObject> {
+    pub(crate) fn ready_pop(&mut self) -> Option<Py<PyAny>> {
         self.ready.pop_front()
     }
 
@@ -373,7 +373,7 @@ impl PairIter {
                     db_batch(&table, start, end, reverse, wanted)
                 };
                 let batch = if wanted >= BATCH_RELEASING_GIL {
-                    py.allow_threads(read)
+                    py.detach(read)
                 } else {
                     read()
                 }
@@ -417,7 +417,7 @@ impl PairIter {
                 let reverse = self.reverse;
                 let read = || bitable_batch(&table, start, end, reverse, wanted);
                 let batch = if wanted >= BATCH_RELEASING_GIL {
-                    py.allow_threads(read)
+                    py.detach(read)
                 } else {
                     read()
                 }
@@ -662,7 +662,7 @@ impl PairIter {
         slf
     }
 
-    fn __next__(mut slf: PyRefMut<'_, Self>, py: Python<'_>) -> PyResult<Option<PyObject>> {
+    fn __next__(mut slf: PyRefMut<'_, Self>, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         // Pairs already read are not handed out once the snapshot ended (database closed,
         // snapshot or transaction finished): every step after that raises.
         if let Origin::Db { handle, .. } = &slf.origin {

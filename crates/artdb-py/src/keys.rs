@@ -22,7 +22,7 @@ fn value_of(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     if object.is_none() {
         return Ok(Value::Null);
     }
-    if let Ok(flag) = object.downcast::<PyBool>() {
+    if let Ok(flag) = object.cast::<PyBool>() {
         return Ok(Value::Bool(flag.is_true()));
     }
     if object.is_instance_of::<PyInt>() {
@@ -33,7 +33,7 @@ fn value_of(object: &Bound<'_, PyAny>) -> PyResult<Value> {
             )
         });
     }
-    if let Ok(float) = object.downcast::<PyFloat>() {
+    if let Ok(float) = object.cast::<PyFloat>() {
         return Ok(Value::F64(float.value()));
     }
     if object.is_instance_of::<PyString>() {
@@ -66,7 +66,7 @@ pub fn pack<'py>(py: Python<'py>, values: &Bound<'py, PyTuple>) -> PyResult<Boun
 pub fn unpack<'py>(py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
     let bytes = bytes_of(key, "key")?;
     let values = decode_tuple(&bytes).map_err(|error| errors::from_key(py, error))?;
-    let mut objects: Vec<PyObject> = Vec::with_capacity(values.len());
+    let mut objects: Vec<Py<PyAny>> = Vec::with_capacity(values.len());
     for value in values {
         let object = match value {
             Value::Null => py.None(),

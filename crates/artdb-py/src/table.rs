@@ -111,22 +111,19 @@ impl Pairs {
             return;
         }
         let data = &self.data;
+        // Of equal keys the one given last sorts first, so the in-place dedup (which keeps the
+        // first of each run) keeps it. Pairs lie in `data` in input order, so a later pair starts
+        // at or after an earlier one's start; at the same start the earlier one is empty (key and
+        // value), so the later one's value is at least as long, and equal only for two empty
+        // pairs, which are the same pair.
         self.spans.sort_unstable_by(|a, b| {
             a.prefix
                 .cmp(&b.prefix)
                 .then_with(|| Pairs::key_of(data, a).cmp(Pairs::key_of(data, b)))
-                .then(a.start.cmp(&b.start))
+                .then((b.start, b.value_len).cmp(&(a.start, a.value_len)))
         });
-        let mut kept: Vec<Span> = Vec::with_capacity(self.spans.len());
-        for span in self.spans.drain(..) {
-            match kept.last_mut() {
-                Some(last) if Pairs::key_of(data, last) == Pairs::key_of(data, &span) => {
-                    *last = span
-                }
-                _ => kept.push(span),
-            }
-        }
-        self.spans = kept;
+        self.spans
+            .dedup_by(|later, kept| Pairs::key_of(data, later) == Pairs::key_of(data, kept));
         self.sorted = true;
     }
 
@@ -138,33 +135,81 @@ impl Pairs {
     fn len(&self) -> usize {
         self.spans.len()
     }
+
+    fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Reserves room for `expected` pairs in all, each the average size of those pushed so far
+    /// (plus an eighth, so that a little variation does not make the buffer grow once more).
+    fn reserve_like_first(&mut self, expected: usize) {
+        let have = self.spans.len();
+        if have == 0 || expected <= have {
+            return;
+        }
+        let more = expected - have;
+        let average = self.data.len() / have;
+        // Only a hint: an estimate too large to allocate (a few huge pairs first) is skipped.
+        let _ = self.spans.try_reserve_exact(more);
+        let _ = self
+            .data
+            .try_reserve_exact(more.saturating_mul(average.saturating_add(average / 8)));
+    }
+}
+
+/// Pairs taken from the iterable before their bytes are copied (see [`gather`]).
+const GATHER_BLOCK: usize = 64;
+
+/// A `(key, value)` item split into its two objects.
+fn split_pair<'py>(item: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    match item.cast::<PyTuple>() {
+        Ok(tuple) if tuple.len() == 2 => Ok((tuple.get_item(0)?, tuple.get_item(1)?)),
+        _ => item.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "expected (key, value) pairs, got {}",
+                type_name(item)
+            ))
+        }),
+    }
 }
 
 /// Gathers `(key, value)` pairs from a mapping (its `items()`) or an iterable of pairs.
+///
+/// In blocks: the objects of a block's pairs are taken first, then their bytes copied. The first
+/// touch of a key or value object is usually a cache miss (a list of pairs built from a shuffled
+/// or hashed source points all over the heap); a short loop that only takes the objects lets the
+/// processor overlap those misses, where copying each pair before taking the next one waited for
+/// them one at a time. With a known length (a list, a tuple, a dict's items) the buffer is sized
+/// from the first block, so it is not copied as it grows.
 fn gather(source: &Bound<'_, PyAny>) -> PyResult<Pairs> {
     let items = if source.hasattr("items")? && !source.is_instance_of::<PyBytes>() {
         source.call_method0("items")?
     } else {
         source.clone()
     };
+    // A generator has no length: then the buffer grows as it goes.
+    let expected = items.len().ok();
     let mut pairs = Pairs::new();
-    for item in items.try_iter()? {
-        let item = item?;
-        let (key, value) = match item.downcast::<PyTuple>() {
-            Ok(tuple) if tuple.len() == 2 => (tuple.get_item(0)?, tuple.get_item(1)?),
-            _ => {
-                let both: (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "expected (key, value) pairs, got {}",
-                        type_name(&item)
-                    ))
-                })?;
-                both
+    let mut iter = items.try_iter()?;
+    let mut block: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = Vec::with_capacity(GATHER_BLOCK);
+    loop {
+        block.clear();
+        for item in iter.by_ref().take(GATHER_BLOCK) {
+            block.push(split_pair(&item?)?);
+        }
+        if block.is_empty() {
+            return Ok(pairs);
+        }
+        let first = pairs.is_empty();
+        for (key, value) in &block {
+            pairs.push(&bytes_of(key, "key")?, &bytes_of(value, "value")?)?;
+        }
+        if first {
+            if let Some(expected) = expected {
+                pairs.reserve_like_first(expected);
             }
-        };
-        pairs.push(&bytes_of(&key, "key")?, &bytes_of(&value, "value")?)?;
+        }
     }
-    Ok(pairs)
 }
 
 /// A table (see the module docs).
@@ -216,7 +261,7 @@ impl Table {
         match &self.source {
             Source::Auto(inner) => {
                 let db = inner.db(py)?;
-                py.allow_threads(|| db.transact(|txn| body(&mut Writes::unwatched(txn))))
+                py.detach(|| db.transact(|txn| body(&mut Writes::unwatched(txn))))
                     .py(py)
             }
             Source::Snapshot(_) => Err(self.read_only(py)),
@@ -266,12 +311,12 @@ impl Table {
     /// Writes all `pairs`: into an empty table of `db.table(...)` a bulk load (and with `bulk`
     /// only that), else one transaction.
     fn write_pairs(&self, py: Python<'_>, mut pairs: Pairs, bulk: bool) -> PyResult<u64> {
-        py.allow_threads(|| pairs.sort_dedup());
+        py.detach(|| pairs.sort_dedup());
         let count = pairs.len() as u64;
         if let Source::Auto(inner) = &self.source {
             let db = inner.db(py)?;
             let name = self.name.clone();
-            let loaded = py.allow_threads(|| -> Result<Option<u64>, artdb::Error> {
+            let loaded = py.detach(|| -> Result<Option<u64>, artdb::Error> {
                 let empty = db.read().table(&name)?.is_empty();
                 if count == 0 || !(empty || bulk) {
                     return Ok(None);
@@ -556,7 +601,7 @@ impl Table {
         self.iter_over(py, bounds, reverse, Mode::Items)
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if !other.hasattr("items")? || !other.hasattr("__len__")? {
             return Ok(py.NotImplemented());
         }
@@ -565,7 +610,7 @@ impl Table {
         }
         let mine = PyDict::new(py);
         for pair in iter_objects(py, self.iter_over(py, Bounds::all(), false, Mode::Items)?)? {
-            let pair = pair.bind(py).downcast::<PyTuple>()?.clone();
+            let pair = pair.bind(py).cast::<PyTuple>()?.clone();
             mine.set_item(pair.get_item(0)?, pair.get_item(1)?)?;
         }
         let theirs = PyDict::new(py);
@@ -593,7 +638,7 @@ impl Table {
 }
 
 /// Every object an iterator yields.
-fn iter_objects(py: Python<'_>, mut iter: PairIter) -> PyResult<Vec<PyObject>> {
+fn iter_objects(py: Python<'_>, mut iter: PairIter) -> PyResult<Vec<Py<PyAny>>> {
     let mut out = Vec::new();
     loop {
         while let Some(object) = iter.ready_pop() {
@@ -660,7 +705,7 @@ impl TableView {
                     .table
                     .iter_over(py, Bounds::all(), false, Mode::Values)?;
                 for value in iter_objects(py, iter)? {
-                    if value.bind(py).downcast::<PyBytes>()?.as_bytes() == wanted.as_ref() {
+                    if value.bind(py).cast::<PyBytes>()?.as_bytes() == wanted.as_ref() {
                         return Ok(true);
                     }
                 }

@@ -149,7 +149,7 @@ impl TxnState {
             }
             // Another thread is inside a call on it (with the GIL released only while it
             // waits for the GIL again): let it finish.
-            py.allow_threads(|| std::thread::sleep(std::time::Duration::from_micros(50)));
+            py.detach(|| std::thread::sleep(std::time::Duration::from_micros(50)));
         }
     }
 
@@ -170,7 +170,7 @@ impl TxnState {
         let Some(txn) = self.take(py, Ended::Finished) else {
             return Err(errors::finished(py, "transaction"));
         };
-        py.allow_threads(move || txn.commit().map(drop)).py(py)
+        py.detach(move || txn.commit().map(drop)).py(py)
     }
 }
 

@@ -4,6 +4,8 @@ import collections.abc
 import array
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import artdb
 
@@ -167,6 +169,53 @@ def test_update_and_load(db):
         db.table("v", create=True).update([b"ab"])
     with pytest.raises(TypeError, match=r"\.encode\(\)"):
         db.table("w", create=True).load([("a", b"1")])
+
+
+# Keys from a small alphabet so that repeats are common, often in different blocks of the
+# gathering (it takes 64 pairs at a time); values of any size, so that the buffer's size
+# estimate from the first block is sometimes far off.
+PAIRS = st.lists(
+    st.tuples(st.binary(min_size=0, max_size=3), st.binary(min_size=0, max_size=300)),
+    max_size=400,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(PAIRS, st.sampled_from(["list", "tuple", "generator", "dict"]), st.booleans())
+def test_load_and_update_keep_the_last_value_of_each_key(tmp_path_factory, pairs, shape, load):
+    source = {
+        "list": lambda: list(pairs),
+        "tuple": lambda: tuple(pairs),
+        "generator": lambda: (pair for pair in pairs),
+        "dict": lambda: dict(pairs),
+    }[shape]()
+    model = dict(pairs)
+    with artdb.open(tmp_path_factory.mktemp("db") / "t.artdb", durability="nosync") as db:
+        t = db.table("t", create=True)
+        if not load:
+            t[b"\xff" * 4] = b"there before"
+            model[b"\xff" * 4] = b"there before"
+        written = t.load(source) if load else t.update(source)
+        assert written == len(dict(pairs))
+        assert list(t.items()) == sorted(model.items())
+
+
+def test_repeated_empty_keys_keep_the_last_value(table):
+    # Empty pairs take no room in the gathered buffer: two pairs can start at the same offset.
+    assert table.update([(b"", b""), (b"", b"\x00")]) == 1
+    assert table[b""] == b"\x00"
+    assert table.update([(b"", b"\x01"), (b"", b""), (b"a", b""), (b"", b"")]) == 2
+    assert table[b""] == b"" and table[b"a"] == b""
+
+
+def test_a_bad_pair_past_the_first_blocks_writes_nothing(table):
+    pairs = [(b"%05d" % i, b"v") for i in range(300)]
+    pairs.insert(200, (b"k", "a str value"))
+    with pytest.raises(TypeError, match=r"\.encode\(\)"):
+        table.load(pairs)
+    with pytest.raises(TypeError, match="pairs"):
+        table.update(pairs[:150] + [b"not a pair"] + pairs[150:])
+    assert len(table) == 0
 
 
 def test_update_missing_table(db):
