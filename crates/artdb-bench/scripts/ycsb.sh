@@ -9,7 +9,8 @@
 #   full:  1,000,000 records, 1,000,000 operations, 1 and 2 threads (hours where a durable
 #          commit costs milliseconds: every write of a run is one; YCSB_OPS scales it down)
 #   Environment overrides: YCSB_RECORDS, YCSB_OPS, YCSB_THREADS ("1 2"), YCSB_STORES
-#   ("artdb bbolt badger pebble"), YCSB_DIR (where the databases live, default OUT_DIR/data).
+#   ("artdb bbolt badger pebble"), YCSB_ROUNDS (quick 1, full 3), YCSB_DIR (where the databases
+#   live, default OUT_DIR/data; every store's at once: about 1.6 GB each at 1M records).
 #
 # Workloads are upstream YCSB's workloads/workloada..f, passed as properties (go-ycsb's
 # bundled copies differ: uniform distributions, maxscanlength=1): records of 10 fields of 100
@@ -33,8 +34,8 @@ ROOT="$PWD"
 SCALE="${1:-quick}"
 OUT="${2:-target/ycsb-$SCALE}"
 case "$SCALE" in
-  quick) RECORDS="${YCSB_RECORDS:-2000}" OPS="${YCSB_OPS:-2000}" THREADS="${YCSB_THREADS:-1}" ;;
-  full) RECORDS="${YCSB_RECORDS:-1000000}" OPS="${YCSB_OPS:-1000000}" THREADS="${YCSB_THREADS:-1 2}" ;;
+  quick) RECORDS="${YCSB_RECORDS:-2000}" OPS="${YCSB_OPS:-2000}" THREADS="${YCSB_THREADS:-1}" ROUNDS="${YCSB_ROUNDS:-1}" ;;
+  full) RECORDS="${YCSB_RECORDS:-1000000}" OPS="${YCSB_OPS:-1000000}" THREADS="${YCSB_THREADS:-1 2}" ROUNDS="${YCSB_ROUNDS:-3}" ;;
   *) echo "usage: $0 quick|full [OUT_DIR]" >&2; exit 2 ;;
 esac
 STORES="${YCSB_STORES:-artdb bbolt badger pebble}"
@@ -64,31 +65,39 @@ load() { # store threads
   "$BIN" load "$1" "${common[@]}" -p recordcount="$((RECORDS + 1))" -p batch.size=1000 \
     -p threadcount="$2" -p dropdata=true -p "$1.dir=$DATA/$1" >"$OUT/$1-t$2-load.log" 2>&1
 }
-run() { # store threads workload
+run() { # store threads workload round
   local props=()
   for p in $(workload_props "$3"); do props+=(-p "$p"); done
   "$BIN" run "$1" "${common[@]}" "${props[@]}" -p threadcount="$2" -p "$1.dir=$DATA/$1" \
-    >"$OUT/$1-t$2-$3.log" 2>&1
+    >"$OUT/$1-t$2-$3-r$4.log" 2>&1
 }
 
+# The stores take turns: every store is loaded, then each workload runs ROUNDS times, each round
+# every store in turn, so a slow stretch of a shared machine (a disk's sync latency moves by 10x
+# under other writers) falls on all of them alike; the table reports each store's median round.
 for threads in $THREADS; do
-  for store in $STORES; do
-    echo "== $store, $threads thread(s): load $((RECORDS + 1)), run A B C F D; load again, run E"
-    load "$store" "$threads"
-    for w in a b c f d; do run "$store" "$threads" "$w"; done
-    load "$store" "$threads"
-    run "$store" "$threads" e
-    rm -rf "${DATA:?}/$store"
+  echo "== $threads thread(s): load $((RECORDS + 1)) into $STORES; run A B C F D, $ROUNDS round(s) each, the stores in turn"
+  for store in $STORES; do load "$store" "$threads"; done
+  for w in a b c f d; do
+    for round in $(seq "$ROUNDS"); do
+      for store in $STORES; do run "$store" "$threads" "$w" "$round"; done
+    done
   done
+  echo "== $threads thread(s): load again, run E"
+  for store in $STORES; do load "$store" "$threads"; done
+  for round in $(seq "$ROUNDS"); do
+    for store in $STORES; do run "$store" "$threads" e "$round"; done
+  done
+  for store in $STORES; do rm -rf "${DATA:?}/$store"; done
 done
 
 # One row per workload, store and thread count from go-ycsb's final report (the lines after
 # "Run finished"; the ones before are interim): ops/s is operationcount over the run's time
 # (TOTAL counts the read and the update of a read-modify-write apart), p99 the highest of the
 # operation types' (the slowest kind of operation), failed the *_ERROR counts.
-python3 - "$OUT" "$THREADS" "$STORES" "$RECORDS" "$OPS" <<'EOF'
-import re, sys
-out, threads, stores, records, ops = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4], sys.argv[5]
+python3 - "$OUT" "$THREADS" "$STORES" "$RECORDS" "$OPS" "$ROUNDS" <<'EOF'
+import re, statistics, sys
+out, threads, stores, records, ops, rounds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4], sys.argv[5], int(sys.argv[6])
 UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "\u00b5s": 1e-6, "us": 1e-6, "ns": 1e-9}
 def parse(path):
     seconds, p99, slowest, errors = None, 0, "-", 0
@@ -108,20 +117,33 @@ def parse(path):
     if not seconds:
         sys.exit(f"no final report in {path}: the run failed, see the log")
     return int(ops) / seconds, p99, slowest, errors
-lines = [f"YCSB: {records} records, {ops} operations per workload; ratio = ops/s over the best Go store's",
+def median_round(store, t, w):
+    """The round whose ops/s is the median of the store's rounds (its p99 with it); failed
+    operations summed over every round."""
+    runs = sorted((parse(f"{out}/{store}-t{t}-{w}-r{r}.log") for r in range(1, rounds + 1)),
+                  key=lambda run: run[0])
+    opsps, p99, slowest, _ = runs[(len(runs) - 1) // 2] if len(runs) % 2 else runs[len(runs) // 2]
+    return opsps, p99, slowest, sum(run[3] for run in runs), [run[0] for run in runs]
+lines = [f"YCSB: {records} records, {ops} operations per workload and round, {rounds} round(s), "
+         "the stores in turn; ops/s and p99 of each store's median round; ratio = ops/s over "
+         "the best Go store's",
          "", "| workload | threads | store | ops/s | p99 (us) | slowest op | failed ops | ratio to best Go store |",
          "| --- | ---: | --- | ---: | ---: | --- | ---: | ---: |"]
 failed = 0
 for w in "abcdef":
     for t in threads:
-        rows = {s: parse(f"{out}/{s}-t{t}-{w}.log") for s in stores}
+        rows = {s: median_round(s, t, w) for s in stores}
         go = [rows[s][0] for s in stores if s != "artdb"]
         best = max(go) if go else None
         for s in stores:
-            opsps, p99, slowest, errors = rows[s]
+            opsps, p99, slowest, errors, _ = rows[s]
             failed += errors
             ratio = f"{opsps / best:.2f}x" if best else "-"
             lines.append(f"| {w.upper()} | {t} | {s} | {opsps:,.0f} | {p99:,} | {slowest} | {errors} | {ratio} |")
+if rounds > 1:
+    lines += ["", "every round's ops/s, in order: " + "; ".join(
+        f"{w.upper()} t{t} {s} " + "/".join(f"{x:,.0f}" for x in median_round(s, t, w)[4])
+        for w in "abcdef" for t in threads for s in stores)]
 text = "\n".join(lines)
 print(text)
 open(f"{out}/table.md", "w").write(text + "\n")
