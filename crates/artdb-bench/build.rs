@@ -20,6 +20,7 @@ const PEERS: &[(&str, &str)] = &[
     ("lsm-tree", "fjall"),
     ("sled", "artdb-bench"),
     ("rocksdb", "artdb-bench"),
+    ("openraft", "artdb-raft"),
     ("blart", "artdb-bench"),
     ("congee", "artdb-bench"),
     ("crossbeam-skiplist", "artdb-bench"),

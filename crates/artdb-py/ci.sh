@@ -10,9 +10,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # mypy pinned: a new release may reject stubs that passed, which would break CI on no change.
 MYPY_VERSION=1.15.0
-if ! "$VENV/bin/python" -c 'import maturin, pytest, hypothesis' >/dev/null 2>&1; then
+# dask: tests/test_dask_cookbook.py runs examples/dask_bitable_shards.py (pure Python, quick).
+if ! "$VENV/bin/python" -c 'import maturin, pytest, hypothesis, dask' >/dev/null 2>&1; then
   "$VENV/bin/pip" install --quiet --upgrade pip
-  "$VENV/bin/pip" install --quiet maturin pytest hypothesis
+  "$VENV/bin/pip" install --quiet maturin pytest hypothesis dask
 fi
 if [ "$("$VENV/bin/python" -m mypy --version 2>/dev/null | cut -d' ' -f2)" != "$MYPY_VERSION" ]; then
   "$VENV/bin/pip" install --quiet "mypy==$MYPY_VERSION"

@@ -17,6 +17,7 @@ mod w4;
 mod w5;
 mod w6;
 mod w6r;
+mod w8;
 
 use clap::{Parser, Subcommand};
 
@@ -50,6 +51,12 @@ enum Workload {
     /// W6R: a reader process beside a writer process (artdb, LMDB and redb), reads/s and
     /// commits/s alone and together.
     W6r(w6r::Args),
+    /// W8: a 3-node artdb cluster on loopback beside a 3-member etcd cluster and one artdb
+    /// node alone (durable writes, linearizable and stale reads, a killed node, a new node).
+    W8(w8::Args),
+    /// Internal to W8: one artdb node (`artdb serve`).
+    #[command(hide = true)]
+    W8Node(artdb_raft::cli::ServeArgs),
     /// The version of every peer built into this binary (from Cargo.lock and the bundled C
     /// libraries), as every workload's header line and JSON `peers` give them.
     Versions,
@@ -79,6 +86,8 @@ fn main() {
         Workload::W5(args) => w5::run(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::W6(args) => w6::run(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::W6r(args) => w6r::run(args).map_err(|e| e as Box<dyn std::error::Error>),
+        Workload::W8(args) => w8::run(args).map_err(|e| e as Box<dyn std::error::Error>),
+        Workload::W8Node(args) => w8::node(args).map_err(|e| e as Box<dyn std::error::Error>),
         Workload::Versions => {
             versions::print_all();
             Ok(())

@@ -328,10 +328,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         "artdb: node {id} serving on {listen}, database {}",
         path.display()
     );
-    let node = Arc::new(Node {
-        raft: raft.clone(),
-        reader,
-    });
+    let node = Arc::new(Node::new(raft.clone(), reader));
     tokio::select! {
         served = node.serve(listener) => served.map_err(|e| format!("the listener failed: {e}"))?,
         _ = tokio::signal::ctrl_c() => eprintln!("artdb: node {id} stopping"),

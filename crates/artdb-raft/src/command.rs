@@ -72,6 +72,10 @@ pub enum Command {
         /// Writes applied when they all hold.
         operations: Vec<Operation>,
     },
+    /// Independent client writes that a node gathered into one log entry (so they share one
+    /// append, one fsync and one replication round): each is applied in order, as if it were
+    /// an entry of its own, and answered by its own response.
+    Batch(Vec<Command>),
 }
 
 /// What applying a log entry answered.
@@ -101,6 +105,8 @@ pub enum Response {
         /// What was wrong.
         reason: String,
     },
+    /// A [`Command::Batch`]: the response of each of its commands, in order.
+    Batch(Vec<Response>),
 }
 
 impl Command {
@@ -133,6 +139,9 @@ impl Command {
                 }
                 Ok(())
             }
+            // Each command of a batch is checked when it is applied: one over a limit is
+            // rejected alone, as it would be in an entry of its own.
+            Command::Batch(_) => Ok(()),
         }
     }
 
@@ -183,6 +192,11 @@ impl Command {
                 }
                 Ok(Response::Transaction { succeeded: true })
             }
+            Command::Batch(commands) => commands
+                .iter()
+                .map(|command| command.apply(txn))
+                .collect::<artdb::Result<_>>()
+                .map(Response::Batch),
         }
     }
 }

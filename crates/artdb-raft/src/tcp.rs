@@ -6,6 +6,7 @@
 //! each RPC is bounded by openraft's hard time-to-live, after which the peer counts as
 //! unreachable (a cut link hangs, it does not fail).
 
+use crate::command::{Command, Response};
 use crate::state_machine::Reader;
 use crate::wire::{self, Consistency, Reply, Request, Status, SCAN_PAIRS_MAX};
 use crate::{NodeId, Raft, TypeConfig};
@@ -23,6 +24,7 @@ use std::io;
 use std::ops::Bound;
 use std::sync::Arc;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
 /// The factory openraft asks for a connection to each peer.
 #[derive(Clone, Default)]
@@ -145,15 +147,147 @@ impl RaftNetwork<TypeConfig> for TcpConnection {
     }
 }
 
-/// One node as a server: its raft and its state machine's reader.
+/// Most client writes gathered into one log entry.
+pub const WRITE_BATCH_MAX: usize = 256;
+
+/// Most batches of writes submitted to raft and not yet answered: while they are all in
+/// flight, new writes wait in the queue and form the next, larger batch.
+const WRITE_BATCHES_IN_FLIGHT: usize = 4;
+
+type PendingWrite = (Command, oneshot::Sender<Reply>);
+type PendingRead = oneshot::Sender<Result<(), Reply>>;
+
+/// A copy of an error reply (a redirect or a failure) for each request that shares it.
+fn copy_error(reply: &Reply) -> Reply {
+    match reply {
+        Reply::NotLeader { leader } => Reply::NotLeader {
+            leader: leader.clone(),
+        },
+        Reply::Failed { message } => Reply::Failed {
+            message: message.clone(),
+        },
+        other => Reply::Failed {
+            message: format!("{other:?}"),
+        },
+    }
+}
+
+/// The reply when the node's request queues are gone (it is stopping).
+fn stopped() -> Reply {
+    Reply::Failed {
+        message: "the node is stopping".to_string(),
+    }
+}
+
+/// One node as a server: its raft and its state machine's reader, and the queues that gather
+/// concurrent client requests (see [`Node::new`]).
 pub struct Node {
     /// The node's raft.
     pub raft: Raft,
     /// Reads of its state machine.
     pub reader: Reader,
+    writes: mpsc::UnboundedSender<PendingWrite>,
+    reads: mpsc::UnboundedSender<PendingRead>,
+}
+
+/// Gathers the writes waiting in `queue` into batches (one log entry each, see
+/// [`Command::Batch`]) and submits them, up to [`WRITE_BATCHES_IN_FLIGHT`] at a time.
+async fn batch_writes(raft: Raft, mut queue: mpsc::UnboundedReceiver<PendingWrite>) {
+    let in_flight = Arc::new(Semaphore::new(WRITE_BATCHES_IN_FLIGHT));
+    while let Some(first) = queue.recv().await {
+        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+            return;
+        };
+        let mut batch = vec![first];
+        while batch.len() < WRITE_BATCH_MAX {
+            match queue.try_recv() {
+                Ok(write) => batch.push(write),
+                Err(_) => break,
+            }
+        }
+        let raft = raft.clone();
+        tokio::spawn(async move {
+            submit(&raft, batch).await;
+            drop(permit);
+        });
+    }
+}
+
+/// Submits `batch` as one entry (a lone write as itself) and answers each of its writers.
+async fn submit(raft: &Raft, mut batch: Vec<PendingWrite>) {
+    if batch.len() == 1 {
+        let (command, answer) = batch.remove(0);
+        let reply = match raft.client_write(command).await {
+            Ok(written) => Reply::Written(written.data),
+            Err(error) => Reply::from_write_error(error),
+        };
+        let _ = answer.send(reply);
+        return;
+    }
+    let (commands, answers): (Vec<Command>, Vec<oneshot::Sender<Reply>>) =
+        batch.into_iter().unzip();
+    match raft.client_write(Command::Batch(commands)).await {
+        Ok(written) => match written.data {
+            Response::Batch(responses) if responses.len() == answers.len() => {
+                for (answer, response) in answers.into_iter().zip(responses) {
+                    let _ = answer.send(Reply::Written(response));
+                }
+            }
+            other => {
+                let message = format!("a batch of writes was answered {other:?}");
+                for answer in answers {
+                    let _ = answer.send(Reply::Failed {
+                        message: message.clone(),
+                    });
+                }
+            }
+        },
+        Err(error) => {
+            let reply = Reply::from_write_error(error);
+            for answer in answers {
+                let _ = answer.send(copy_error(&reply));
+            }
+        }
+    }
+}
+
+/// Serves the linearizable reads waiting in `queue` by read index rounds: every read waiting
+/// when a round starts shares it. A read that arrives during a round waits for the next one,
+/// since the round's read index must be taken after the read arrived.
+async fn batch_reads(raft: Raft, mut queue: mpsc::UnboundedReceiver<PendingRead>) {
+    while let Some(first) = queue.recv().await {
+        let mut waiting = vec![first];
+        while let Ok(read) = queue.try_recv() {
+            waiting.push(read);
+        }
+        let outcome = raft
+            .ensure_linearizable()
+            .await
+            .map(drop)
+            .map_err(Reply::from_read_error);
+        for read in waiting {
+            let _ = read.send(outcome.as_ref().map(|_| ()).map_err(copy_error));
+        }
+    }
 }
 
 impl Node {
+    /// A node serving `raft` and `reader`; starts the tasks that gather concurrent writes
+    /// into shared log entries and concurrent linearizable reads into shared read index rounds
+    /// (on the current tokio runtime; they end when the node is dropped).
+    pub fn new(raft: Raft, reader: Reader) -> Node {
+        let (writes, write_queue) = mpsc::unbounded_channel();
+        let (reads, read_queue) = mpsc::unbounded_channel();
+        tokio::spawn(batch_writes(raft.clone(), write_queue));
+        tokio::spawn(batch_reads(raft.clone(), read_queue));
+        Node {
+            raft,
+            reader,
+            writes,
+            reads,
+        }
+    }
+
     /// Answers peers and clients on `listener` until it fails.
     pub async fn serve(self: Arc<Node>, listener: TcpListener) -> io::Result<()> {
         loop {
@@ -187,10 +321,13 @@ impl Node {
             Request::InstallSnapshot(rpc) => {
                 Reply::InstallSnapshot(self.raft.install_snapshot(rpc).await)
             }
-            Request::Write(command) => match self.raft.client_write(command).await {
-                Ok(written) => Reply::Written(written.data),
-                Err(error) => Reply::from_write_error(error),
-            },
+            Request::Write(command) => {
+                let (answer, answered) = oneshot::channel();
+                if self.writes.send((command, answer)).is_err() {
+                    return stopped();
+                }
+                answered.await.unwrap_or_else(|_| stopped())
+            }
             Request::Get { key, consistency } => {
                 self.read(consistency, || self.reader.get(&key).map(Reply::Value))
                     .await
@@ -260,8 +397,14 @@ impl Node {
         body: impl FnOnce() -> Result<Reply, crate::RaftStoreError>,
     ) -> Reply {
         if consistency == Consistency::Linearizable {
-            if let Err(error) = self.raft.ensure_linearizable().await {
-                return Reply::from_read_error(error);
+            let (answer, answered) = oneshot::channel();
+            if self.reads.send(answer).is_err() {
+                return stopped();
+            }
+            match answered.await {
+                Ok(Ok(())) => {}
+                Ok(Err(reply)) => return reply,
+                Err(_) => return stopped(),
             }
         }
         body().unwrap_or_else(|error| Reply::Failed {
