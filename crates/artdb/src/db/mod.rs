@@ -9,7 +9,7 @@
 //! table, replaced at every commit and checkpoint.
 //!
 //! Durability: a commit appends its record to the write-ahead log under the writer lock, then
-//! releases the lock and waits in the commit pipeline (`txn/pipeline.rs`) until the log is
+//! releases the lock and waits in the commit pipeline (`wal/group.rs`) until the log is
 //! durable (group commit), which publishes the views in LSN order. Open replays the records the
 //! checkpoint does not cover and checkpoints them (`recovery.rs`). docs/recovery.md.
 //!
@@ -39,9 +39,9 @@ pub use write::WriteTxn;
 use crate::error::{from_tree, CorruptionKind, Error, FileRole, Result};
 use crate::io::{FileStorage, MemoryStorage, ReadersFile, Storage};
 use crate::store::{OpenMode, Store, StoreStats, TreeSink, WriteCounts};
-use crate::txn::pipeline::{Pipeline, WaitFor};
 pub(crate) use crate::txn::{CheckpointStep, Published, Shared, TableState, WriterState};
 use crate::txn::{Durability, Pins};
+use crate::wal::group::{Pipeline, WaitFor};
 use crate::wal::{RecoveryMode, Wal};
 use artdb_art::{ChildWord, NodeSource, Tree};
 use parking_lot::{Mutex, RwLock};

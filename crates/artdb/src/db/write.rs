@@ -21,8 +21,8 @@
 
 use super::{check_table_name, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
-use crate::txn::pipeline::WaitFor;
 use crate::txn::Durability;
+use crate::wal::group::WaitFor;
 use crate::wal::Op;
 use artdb_art::{ChildWord, Snapshot, Tree};
 use parking_lot::MutexGuard;

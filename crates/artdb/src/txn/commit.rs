@@ -4,7 +4,7 @@
 //!
 //! Logging (with the write-ahead log): the record is encoded before applying (a record too large
 //! is refused with nothing applied), written after applying (an I/O error then poisons the
-//! database), and the commit's view goes to the pipeline (`pipeline.rs`); the lock is released
+//! database), and the commit's view goes to the pipeline (`wal/group.rs`); the lock is released
 //! and the commit waits there until it is durable and published in LSN order.
 //!
 //! Apply, per touched table: if the table is empty (its removals then remove nothing), its
@@ -17,12 +17,12 @@
 //! may still wait in the pipeline), so nothing of the transaction stays.
 
 use super::history::Written;
-use super::pipeline::WaitFor;
 use super::state::{Shared, TableState, WriterState};
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
 use crate::error::{from_tree, Error, Result};
+use crate::wal::group::WaitFor;
 use crate::wal::Op;
 use artdb_art::Tree;
 use std::collections::BTreeMap;

@@ -13,8 +13,8 @@
 //!   conflict, pausing with `backoff`.
 //! - The shared state (`state.rs`: what readers see, the writer's state, the locks) and the
 //!   pins of live readers (`pins.rs`) live here, below `db`, which builds them at open.
-//! - The pipeline (`pipeline.rs`): after the commit lock, wait until the commit's log record is
-//!   durable (group commit) and publish in LSN order.
+//! - After the commit lock, the commit waits in the log's pipeline (`wal/group.rs`) until its
+//!   record is durable (group commit); the pipeline publishes in LSN order.
 
 mod commit;
 mod history;
@@ -22,7 +22,6 @@ mod keys;
 mod live;
 mod merge;
 pub(crate) mod pins;
-pub(crate) mod pipeline;
 pub(crate) mod state;
 mod transaction;
 mod write_set;

@@ -12,11 +12,11 @@
 //! that no module here names `db`.
 
 use super::pins::Pins;
-use super::pipeline::{Pipeline, WaitFor};
 use super::{Durability, History, Live};
 use crate::error::{Error, FileRole, Result};
 use crate::io::Storage;
 use crate::store::{PageSource, Store};
+use crate::wal::group::{Pipeline, WaitFor};
 use crate::wal::Wal;
 use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
 use parking_lot::{Mutex, RwLock};
@@ -133,7 +133,7 @@ pub(crate) struct Shared {
     pub(crate) source: Arc<PageSource>,
     /// Live snapshots (read and write transactions).
     pub(crate) live: Arc<Live>,
-    /// The durable/publish stage of commits (`txn/pipeline.rs`).
+    /// The durable/publish stage of commits (`wal/group.rs`).
     pub(crate) pipeline: Pipeline<Arc<Published>>,
     /// The log's storage, synced by the pipeline's leader without the writer lock.
     pub(crate) log_storage: Arc<dyn Storage>,
@@ -283,7 +283,7 @@ impl Shared {
         self.durability
     }
 
-    /// Waits in the pipeline for `lsn` (`txn/pipeline.rs`); hold no lock.
+    /// Waits in the pipeline for `lsn` (`wal/group.rs`); hold no lock.
     pub(crate) fn wait_log(&self, lsn: u64, wait_for: WaitFor) -> Result<()> {
         let log = Arc::clone(&self.log_storage);
         let sync = move || log.sync();
