@@ -3,7 +3,7 @@
 //!
 //! - layering: each crate depends only on the artdb crates below it (DESIGN.md's layer diagram);
 //!   `artdb-bitable` and `artdb-key` depend on no other artdb crate;
-//! - the engine's module layers: `io`, `store`, `wal` and `txn` never name `db` (the public API
+//! - the engine's module layers: `io`, `store`, `wal`, `engine` and `txn` never name `db` (the public API
 //!   above them), nor the items the crate root re-exports from it;
 //! - the engine's I/O seam: inside `crates/artdb/src`, only the `io` module opens, syncs or maps
 //!   a file;
@@ -93,8 +93,9 @@ fn crates_depend_only_on_lower_layers() {
     );
 }
 
-/// The engine's modules below `db` (DESIGN.md: db over txn over wal and store over io).
-const ENGINE_LOWER_MODULES: &[&str] = &["io", "store", "wal", "txn"];
+/// The engine's modules below `db` (DESIGN.md: db over txn over engine over wal and store over
+/// io).
+const ENGINE_LOWER_MODULES: &[&str] = &["io", "store", "wal", "engine", "txn"];
 
 /// Paths by which a lower module would name `db` (directly or through the crate root's
 /// re-exports of it).
@@ -556,8 +557,6 @@ const SOURCE_LINES_MAX: usize = 1_000;
 /// to pay down (the house issue splits each), not a licence. A file that drops under the limit
 /// or moves must leave this list, so the list stays the debt as it is.
 const LONG_FILES_ALLOWED: &[(&str, usize)] = &[
-    // The checkpoint protocol and bulk load beside the facade: to move under an engine layer.
-    ("crates/artdb/src/db/mod.rs", 1_639),
     // W3's peers and phases in one file.
     ("crates/artdb-bench/src/w3.rs", 1_055),
     // The C API's every exported function in one FFI module (the one place its unsafe lives).
@@ -604,7 +603,7 @@ fn source_files_stay_short() {
 
 /// The engine modules above `error` (every one of them returns its `Error`, so `error` naming
 /// one would close an import circle through the whole engine).
-const ABOVE_ERROR: &[&str] = &["db", "txn", "wal", "store", "io", "fuzz", "bytes"];
+const ABOVE_ERROR: &[&str] = &["db", "txn", "engine", "wal", "store", "io", "fuzz", "bytes"];
 
 #[test]
 fn engine_error_names_nothing_above_it() {

@@ -1,4 +1,4 @@
-//! A loom model of the commit protocol's synchronization (txn/commit.rs, txn/live.rs,
+//! A loom model of the commit protocol's synchronization (txn/commit.rs, engine/live.rs,
 //! txn/history.rs, `Shared::publish`), explored over every interleaving of three threads.
 //!
 //! The model keeps the real protocol and its locks, with the data shrunk to a few keys:

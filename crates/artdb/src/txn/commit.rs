@@ -17,10 +17,10 @@
 //! may still wait in the pipeline), so nothing of the transaction stays.
 
 use super::history::Written;
-use super::state::{Shared, TableState, WriterState};
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
+use crate::engine::{prune_history, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
 use crate::wal::group::WaitFor;
 use crate::wal::Op;
@@ -66,7 +66,7 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
                 state.history.push(record, others_live)
             })?;
             txn.live = None;
-            prune(&shared, state);
+            prune_history(&shared, state);
             return Ok(seq);
         }
         let log_record = state
@@ -79,7 +79,7 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
         let seq = state.history.push(record, others_live);
         state.enqueue_commit(&shared, lsn, &touched, durability);
         txn.live = None;
-        prune(&shared, state);
+        prune_history(&shared, state);
         (seq, lsn)
     };
     shared.wait_log(lsn, WaitFor::Published)?;
@@ -146,16 +146,6 @@ fn log_ops(catalog: &[(String, bool)], writes: &BTreeMap<String, WriteSet>) -> R
         }
     }
     Ok(ops)
-}
-
-/// Drops the history no live or future transaction can need (history.rs, live.rs).
-pub(crate) fn prune(shared: &Shared, state: &mut WriterState) {
-    let published = shared.published.read();
-    let keep_after = match shared.live.oldest_writer_start() {
-        Some(oldest) => oldest.min(published.seq),
-        None => published.seq,
-    };
-    state.history.prune(keep_after);
 }
 
 /// How to undo one table's apply.
