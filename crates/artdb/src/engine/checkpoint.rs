@@ -150,8 +150,8 @@ impl Shared {
     }
 }
 
-/// The checkpoint a commit triggers once the log passed its threshold ([`Shared::checkpoint`],
-/// called after the commit is durable and published, with no lock held).
+/// The checkpoint a commit triggers once the log passed its threshold (called by
+/// [`Shared::maybe_checkpoint`] after the commit is durable and published, with no lock held).
 ///
 /// Its error is not the commit's: the commit was durable in the log before this began (a
 /// `NoSync` commit promised no more than the log's page cache, which it reached), and reopening
@@ -160,7 +160,7 @@ impl Shared {
 /// The failure poisons the database instead, and the poison keeps it as the first cause: the
 /// committer's next call, and every later one, gets `Error::Poisoned` naming the operation, the
 /// file and the operating system's error (docs/recovery.md, "The checkpoint, step by step").
-pub(crate) fn checkpoint_after_commit(shared: &Shared) {
+pub(super) fn checkpoint_after_commit(shared: &Shared) {
     // One checkpoint at a time; a commit during a running one does not wait for it (the
     // running one recycles the log, or the next commit triggers again).
     let Some(_checkpointing) = shared.checkpoint_lock.try_lock() else {
@@ -182,7 +182,7 @@ pub(crate) fn checkpoint_after_commit(shared: &Shared) {
 /// The pages it writes hold the transaction's changes, densely: they count toward the compaction
 /// baseline (as a bulk load's do), or the next checkpoint would see them as growth and rewrite
 /// every table (W6: the 5M-pair load, then an automatic checkpoint during the batch writes).
-pub(crate) fn checkpoint_for_bypass(shared: &Shared, state: &mut WriterState) -> Result<()> {
+pub(super) fn checkpoint_for_bypass(shared: &Shared, state: &mut WriterState) -> Result<()> {
     let baseline = state.compact_baseline_pages;
     let stats = state.checkpoint(shared, false)?;
     if let Some(now) = state.compact_baseline_pages.as_mut() {

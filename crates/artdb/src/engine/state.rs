@@ -7,9 +7,11 @@
 //!   the history, the log, the newest committed view.
 //! - [`Shared`]: both locks, the pins of live readers, the live transactions, the pipeline.
 //!
-//! The checkpoint is `checkpoint.rs`'s; a commit triggers it through the function installed in
-//! [`Shared::checkpoint`].
+//! The checkpoint is `checkpoint.rs`'s; a commit calls it directly ([`Shared::maybe_checkpoint`]
+//! after a commit is published, `WriterState::commit_bypass` for a commit that bypasses the
+//! log).
 
+use super::checkpoint::{checkpoint_after_commit, checkpoint_for_bypass};
 use super::pins::Pins;
 use super::{Durability, Live};
 use crate::error::{Error, FileRole, Result};
@@ -59,15 +61,6 @@ pub(crate) struct CommitCounters {
     /// checkpoint; `WriterState::commit_bypass`).
     pub(crate) bypassed: u64,
 }
-
-/// Runs a checkpoint once the log passed its threshold (db's, installed at open; it takes the
-/// checkpoint lock, then the writer lock). Its error is not a commit's: an I/O error poisons the
-/// database and the next write says so.
-pub(crate) type CheckpointFn = fn(&Shared);
-
-/// Runs the ordinary checkpoint with the checkpoint lock and the writer lock held by the caller
-/// (db's, installed at open): the checkpoint of a commit that bypasses the log.
-pub(crate) type CheckpointLockedFn = fn(&Shared, &mut WriterState) -> Result<()>;
 
 /// The test hook: called with the database's shared state at each step of every checkpoint.
 #[cfg(test)]
@@ -156,10 +149,6 @@ pub(crate) struct Shared {
     pub(crate) checkpoint_threshold_bytes: u64,
     /// A transaction whose changes exceed this many log bytes bypasses the log.
     pub(crate) wal_bypass_threshold_bytes: u64,
-    /// The checkpoint a commit triggers when the log passed its threshold (db's).
-    pub(crate) checkpoint: CheckpointFn,
-    /// The checkpoint of a commit that bypasses the log (db's).
-    pub(crate) checkpoint_locked: CheckpointLockedFn,
     /// Held by every checkpoint from before it takes the writer lock to its end (a checkpoint
     /// releases the writer lock during its syncs, so commits go on), and by whatever else uses
     /// the store beside commits (bulk load, verify, stats). Lock order: this, then the writer
@@ -240,8 +229,6 @@ impl Shared {
             durability: settings.durability,
             checkpoint_threshold_bytes: settings.checkpoint_threshold_bytes,
             wal_bypass_threshold_bytes: settings.wal_bypass_threshold_bytes,
-            checkpoint: super::checkpoint::checkpoint_after_commit,
-            checkpoint_locked: super::checkpoint::checkpoint_for_bypass,
             checkpoint_lock: Mutex::new(()),
             batch_thread: AtomicU64::new(0),
             readers: std::sync::OnceLock::new(),
@@ -391,8 +378,7 @@ impl Shared {
         if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
             return;
         }
-        // db's checkpoint, installed at open (this layer only triggers it).
-        (self.checkpoint)(self);
+        checkpoint_after_commit(self);
     }
 
     pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
@@ -506,7 +492,7 @@ impl WriterState {
                 table.dirty = true;
             }
         }
-        (shared.checkpoint_locked)(shared, self)?;
+        checkpoint_for_bypass(shared, self)?;
         self.counters.bypassed += 1;
         Ok(seq)
     }
