@@ -5,6 +5,7 @@
 //! - `state.rs`: [`Shared`] (both locks, the pins, the live snapshots, the commit pipeline) and
 //!   [`WriterState`] (behind the writer lock: the store, the trees, the history, the log).
 //! - `pins.rs` and `live.rs`: the epochs live readers pin, and the snapshots in use.
+//! - `history.rs` (with `keys.rs`): what committed transactions wrote, for `txn`'s validation.
 //! - `checkpoint.rs`: the checkpoint (blocking, beside commits, at close, for a bypassing
 //!   commit) and compaction.
 //! - `recovery.rs`: open's replay of the log records the checkpoint does not cover.
@@ -14,6 +15,8 @@
 mod bulk;
 pub(crate) mod catalog;
 mod checkpoint;
+mod history;
+pub(crate) mod keys;
 mod live;
 mod pins;
 mod recovery;
@@ -21,6 +24,7 @@ mod state;
 
 pub(crate) use checkpoint::checkpoint_beside_commits;
 pub use checkpoint::{CheckpointStats, Compaction};
+pub(crate) use history::{indexed_total, History, Record, Written};
 pub(crate) use live::{Live, LiveGuard};
 pub(crate) use pins::{Pin, Pins};
 #[cfg(test)]

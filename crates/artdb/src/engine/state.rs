@@ -13,11 +13,10 @@
 
 use super::checkpoint::{checkpoint_after_commit, checkpoint_for_bypass};
 use super::pins::Pins;
-use super::{Durability, Live};
+use super::{Durability, History, Live};
 use crate::error::{Error, FileRole, Result};
 use crate::io::Storage;
 use crate::store::{PageSource, Store};
-use crate::txn::History;
 use crate::wal::group::{Pipeline, WaitFor};
 use crate::wal::Wal;
 use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
@@ -28,7 +27,7 @@ use std::sync::Arc;
 
 pub use crate::error::TABLE_NAME_LEN_MAX;
 
-/// Drops the history no live or future transaction can need (`txn/history.rs`, `live.rs`).
+/// Drops the history no live or future transaction can need (`history.rs`, `live.rs`).
 pub(crate) fn prune_history(shared: &Shared, state: &mut WriterState) {
     let published = shared.published.read();
     let keep_after = match shared.live.oldest_writer_start() {
@@ -91,7 +90,7 @@ impl TableState {
 /// What readers see.
 pub(crate) struct Published {
     pub(crate) tables: BTreeMap<String, Snapshot>,
-    /// The commit sequence number of the last commit this state shows (txn/history.rs).
+    /// The commit sequence number of the last commit this state shows (history.rs).
     pub(crate) seq: u64,
     /// The epoch of this version: the number of checkpoints published before it, plus one. A
     /// reader pins exactly this (see `engine/pins.rs`): pages released by the checkpoint of epoch `e`

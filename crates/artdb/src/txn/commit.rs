@@ -16,10 +16,10 @@
 //! node) rolls every touched table back to its committed snapshot (the newest commit's, which
 //! may still wait in the pipeline), so nothing of the transaction stays.
 
-use super::history::Written;
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
+use crate::engine::Written;
 use crate::engine::{prune_history, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
 use crate::wal::group::WaitFor;

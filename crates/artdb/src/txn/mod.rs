@@ -5,7 +5,8 @@
 //!   never waits; changes are buffered privately per table (`write_set.rs`) and every read
 //!   merges them with the snapshot (`merge.rs`).
 //! - Commit (`commit.rs`): under the short commit lock, validate against the commits since the
-//!   snapshot (`history.rs`), apply by copy-on-write, record, publish.
+//!   snapshot (`validate.rs`, over the engine's `history.rs`), apply by copy-on-write,
+//!   record, publish.
 //! - Isolation (docs/isolation.md): snapshot isolation by default (first committer wins on
 //!   written keys); serializable per transaction (also validates point reads and scanned key
 //!   ranges, so phantoms count). Read transactions (`Db::begin_read`) never abort or wait.
@@ -17,14 +18,12 @@
 //!   record is durable (group commit); the pipeline publishes in LSN order.
 
 mod commit;
-mod history;
-mod keys;
 mod merge;
 mod transaction;
+mod validate;
 mod write_set;
 
 pub use crate::engine::Durability;
-pub(crate) use history::History;
 pub use merge::{TxnCursor, TxnIter};
 pub use transaction::Transaction;
 

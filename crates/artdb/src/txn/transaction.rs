@@ -8,10 +8,10 @@
 //!
 //! States: Open -> Committed (`commit`, success) | Aborted (`abort`, drop, or a failed commit).
 
-use super::keys::KeyRange;
 use super::merge::{IterLog, SpanLog, TxnCursor, TxnIter};
 use super::write_set::{ReadSet, WriteSet};
 use super::{Isolation, WriteOptions};
+use crate::engine::keys::KeyRange;
 use crate::engine::{check_table_name, LiveGuard, Pin, Published, Shared};
 use crate::error::{from_tree, Error, Result};
 use crate::wal::Op;
@@ -290,7 +290,7 @@ impl Transaction {
 
     fn range_owned(&self, table: &str, range: KeyRange) -> Result<TxnIter<'_>> {
         let base = self.base(table)?;
-        let bounds = super::keys::borrowed(&range);
+        let bounds = crate::engine::keys::borrowed(&range);
         let base_iter = base.range::<[u8], _>(bounds);
         let iter = match self.writes.get(table) {
             Some(set) => TxnIter::new(
