@@ -77,6 +77,7 @@
 
 mod bytes;
 pub mod db;
+mod engine;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;

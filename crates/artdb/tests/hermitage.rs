@@ -505,8 +505,9 @@ fn serializable_iterators_record_what_they_consumed() {
     assert!(is_conflict(t.commit()));
 }
 
-/// Validation takes two ways (txn/history.rs): small committed write sets through the key
-/// index, large ones (and a large own set) by walking the sets. Both must find the conflict.
+/// Validation takes two ways (engine/history.rs, txn/validate.rs): small committed write sets
+/// through the key index, large ones (and a large own set) by walking the sets. Both must find
+/// the conflict.
 #[test]
 fn conflicts_with_large_write_sets_either_way() {
     let many = |txn: &mut Transaction, tag: &[u8]| {

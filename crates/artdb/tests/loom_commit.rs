@@ -1,5 +1,5 @@
-//! A loom model of the commit protocol's synchronization (txn/commit.rs, txn/live.rs,
-//! txn/history.rs, `Shared::publish`), explored over every interleaving of three threads.
+//! A loom model of the commit protocol's synchronization (txn/commit.rs, engine/live.rs,
+//! engine/history.rs, `Shared::publish`), explored over every interleaving of three threads.
 //!
 //! The model keeps the real protocol and its locks, with the data shrunk to a few keys:
 //! - begin: under the publish lock's read side, take the published (seq, state) and register

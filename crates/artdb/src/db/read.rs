@@ -6,9 +6,8 @@
 //! its version can reach from being rewritten; the tree's snapshot keeps its heap nodes).
 
 use super::Published;
+use crate::engine::{LiveGuard, Pin};
 use crate::error::{from_tree, Error, Result};
-use crate::txn::LiveGuard;
-use crate::txn::Pin;
 use artdb_art::{PointReader, Snapshot};
 use std::ops::RangeBounds;
 use std::sync::Arc;

@@ -2,8 +2,9 @@
 //! ([`Db::transact`]); the transactions themselves are `txn`'s.
 
 use super::{Db, ReadTxn};
+use crate::engine::{Live, Pins};
 use crate::error::{Error, Result};
-use crate::txn::{backoff, Live, Pins, Transaction, WriteOptions};
+use crate::txn::{backoff, Transaction, WriteOptions};
 use std::sync::Arc;
 
 impl Db {

@@ -21,8 +21,8 @@
 
 use super::{check_table_name, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
-use crate::txn::pipeline::WaitFor;
 use crate::txn::Durability;
+use crate::wal::group::WaitFor;
 use crate::wal::Op;
 use artdb_art::{ChildWord, Snapshot, Tree};
 use parking_lot::MutexGuard;
@@ -86,7 +86,7 @@ impl<'db> WriteTxn<'db> {
         // writer lock, never leaves its thread.
         shared
             .batch_thread
-            .store(crate::txn::state::thread_token(), Ordering::Release);
+            .store(crate::engine::thread_token(), Ordering::Release);
         WriteTxn {
             shared,
             state,
@@ -368,14 +368,14 @@ impl<'db> WriteTxn<'db> {
             state.commit_bypass(self.shared, &changed, |state| {
                 state.history.push_whole(changed.iter().map(String::as_str))
             })?;
-            crate::txn::prune_history(self.shared, state);
+            crate::engine::prune_history(self.shared, state);
             return Ok(None);
         };
         if !changed.is_empty() {
             state.history.push_whole(changed.iter().map(String::as_str));
         }
         state.enqueue_commit(self.shared, lsn, &touched, self.durability);
-        crate::txn::prune_history(self.shared, state);
+        crate::engine::prune_history(self.shared, state);
         self.committed = true;
         Ok(Some(lsn))
     }

@@ -4,7 +4,7 @@
 //!
 //! Logging (with the write-ahead log): the record is encoded before applying (a record too large
 //! is refused with nothing applied), written after applying (an I/O error then poisons the
-//! database), and the commit's view goes to the pipeline (`pipeline.rs`); the lock is released
+//! database), and the commit's view goes to the pipeline (`wal/group.rs`); the lock is released
 //! and the commit waits there until it is durable and published in LSN order.
 //!
 //! Apply, per touched table: if the table is empty (its removals then remove nothing), its
@@ -16,13 +16,13 @@
 //! node) rolls every touched table back to its committed snapshot (the newest commit's, which
 //! may still wait in the pipeline), so nothing of the transaction stays.
 
-use super::history::Written;
-use super::pipeline::WaitFor;
-use super::state::{Shared, TableState, WriterState};
 use super::transaction::Transaction;
 use super::write_set::WriteSet;
 use super::Isolation;
+use crate::engine::Written;
+use crate::engine::{prune_history, Shared, TableState, WriterState};
 use crate::error::{from_tree, Error, Result};
+use crate::wal::group::WaitFor;
 use crate::wal::Op;
 use artdb_art::Tree;
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
                 state.history.push(record, others_live)
             })?;
             txn.live = None;
-            prune(&shared, state);
+            prune_history(&shared, state);
             return Ok(seq);
         }
         let log_record = state
@@ -79,7 +79,7 @@ pub(crate) fn commit(mut txn: Transaction) -> Result<u64> {
         let seq = state.history.push(record, others_live);
         state.enqueue_commit(&shared, lsn, &touched, durability);
         txn.live = None;
-        prune(&shared, state);
+        prune_history(&shared, state);
         (seq, lsn)
     };
     shared.wait_log(lsn, WaitFor::Published)?;
@@ -146,16 +146,6 @@ fn log_ops(catalog: &[(String, bool)], writes: &BTreeMap<String, WriteSet>) -> R
         }
     }
     Ok(ops)
-}
-
-/// Drops the history no live or future transaction can need (history.rs, live.rs).
-pub(crate) fn prune(shared: &Shared, state: &mut WriterState) {
-    let published = shared.published.read();
-    let keep_after = match shared.live.oldest_writer_start() {
-        Some(oldest) => oldest.min(published.seq),
-        None => published.seq,
-    };
-    state.history.prune(keep_after);
 }
 
 /// How to undo one table's apply.

@@ -6,8 +6,8 @@
 //! iterators; [`TxnCursor`] two cursors, repositioned by a seek when it changes direction.
 //! A serializable transaction's cursor records the span it visited in the read set.
 
-use super::keys::KeyRange;
 use super::write_set::ReadSet;
+use crate::engine::keys::KeyRange;
 use crate::error::{from_tree, Result};
 use artdb_art::{Pair, Tree};
 use std::cell::RefCell;

@@ -5,34 +5,26 @@
 //!   never waits; changes are buffered privately per table (`write_set.rs`) and every read
 //!   merges them with the snapshot (`merge.rs`).
 //! - Commit (`commit.rs`): under the short commit lock, validate against the commits since the
-//!   snapshot (`history.rs`), apply by copy-on-write, record, publish.
+//!   snapshot (`validate.rs`, over the engine's `history.rs`), apply by copy-on-write,
+//!   record, publish.
 //! - Isolation (docs/isolation.md): snapshot isolation by default (first committer wins on
 //!   written keys); serializable per transaction (also validates point reads and scanned key
 //!   ranges, so phantoms count). Read transactions (`Db::begin_read`) never abort or wait.
 //! - `Db::transact` (db/transact.rs) runs a closure in a transaction and retries it on a
 //!   conflict, pausing with `backoff`.
-//! - The shared state (`state.rs`: what readers see, the writer's state, the locks) and the
-//!   pins of live readers (`pins.rs`) live here, below `db`, which builds them at open.
-//! - The pipeline (`pipeline.rs`): after the commit lock, wait until the commit's log record is
-//!   durable (group commit) and publish in LSN order.
+//! - The shared state (what readers see, the writer's state, the locks, the pins of live
+//!   readers) is the engine's (`engine/state.rs`), below this layer.
+//! - After the commit lock, the commit waits in the log's pipeline (`wal/group.rs`) until its
+//!   record is durable (group commit); the pipeline publishes in LSN order.
 
 mod commit;
-mod history;
-mod keys;
-mod live;
 mod merge;
-pub(crate) mod pins;
-pub(crate) mod pipeline;
-pub(crate) mod state;
 mod transaction;
+mod validate;
 mod write_set;
 
-pub(crate) use commit::prune as prune_history;
-pub(crate) use history::History;
-pub(crate) use live::{Live, LiveGuard};
+pub use crate::engine::Durability;
 pub use merge::{TxnCursor, TxnIter};
-pub(crate) use pins::{Pin, Pins};
-pub(crate) use state::{CheckpointStep, Published, Shared, TableState, WriterState};
 pub use transaction::Transaction;
 
 use std::time::Duration;
@@ -72,29 +64,6 @@ pub enum Isolation {
     /// Serializable: also fails if anything it read (point reads, scanned ranges, prefixes and
     /// cursor spans) was written by a transaction that committed after it started.
     Serializable,
-}
-
-/// When a commit returns, relative to stable storage.
-///
-/// ```
-/// use artdb::{Durability, WriteOptions};
-/// # let db = artdb::Db::create_in(std::sync::Arc::new(artdb::io::MemoryStorage::new()?), artdb::Options::default())?;
-/// db.create_table("t")?;
-/// // One commit that need not wait for the disk, in a database whose default is `Sync`.
-/// let options = WriteOptions::default().durability(Durability::NoSync);
-/// db.transact_with(options, |txn| txn.insert("t", b"k", b"v"))?;
-/// db.sync()?; // now on stable storage too
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Commit returns after its log record is on stable storage (one log sync, shared by
-    /// concurrent committers). No reader ever sees a commit a crash could take back. Default.
-    #[default]
-    Sync,
-    /// Commit returns after its log record is written (in the page cache): it survives the
-    /// process being killed but not power loss, until the next sync, checkpoint or close.
-    NoSync,
 }
 
 /// Options of [`Db::begin_write`](crate::Db::begin_write) and

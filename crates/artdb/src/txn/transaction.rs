@@ -8,13 +8,11 @@
 //!
 //! States: Open -> Committed (`commit`, success) | Aborted (`abort`, drop, or a failed commit).
 
-use super::keys::KeyRange;
-use super::live::LiveGuard;
 use super::merge::{IterLog, SpanLog, TxnCursor, TxnIter};
-use super::pins::Pin;
-use super::state::{check_table_name, Published, Shared};
 use super::write_set::{ReadSet, WriteSet};
 use super::{Isolation, WriteOptions};
+use crate::engine::keys::KeyRange;
+use crate::engine::{check_table_name, LiveGuard, Pin, Published, Shared};
 use crate::error::{from_tree, Error, Result};
 use crate::wal::Op;
 use artdb_art::{Snapshot, Tree};
@@ -292,7 +290,7 @@ impl Transaction {
 
     fn range_owned(&self, table: &str, range: KeyRange) -> Result<TxnIter<'_>> {
         let base = self.base(table)?;
-        let bounds = super::keys::borrowed(&range);
+        let bounds = crate::engine::keys::borrowed(&range);
         let base_iter = base.range::<[u8], _>(bounds);
         let iter = match self.writes.get(table) {
             Some(set) => TxnIter::new(
@@ -441,7 +439,7 @@ impl Drop for Transaction {
         // (never wait here; that commit or the next one prunes).
         if self.live.take().is_some() {
             if let Some(mut state) = self.shared.writer.try_lock() {
-                super::commit::prune(&self.shared, &mut state);
+                crate::engine::prune_history(&self.shared, &mut state);
             }
         }
     }

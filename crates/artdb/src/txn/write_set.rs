@@ -21,7 +21,7 @@
 //! The read set (serializable only) holds point reads in a tree (a key set) and scanned ranges
 //! as a list of key ranges (what an iterator consumed from each end; a cursor's visited span).
 
-use super::keys::{KeyRange, Keys};
+use crate::engine::keys::{KeyRange, Keys};
 use crate::error::{from_tree, Result};
 use artdb_art::{Fork, Snapshot, Tree};
 use std::ops::Bound;

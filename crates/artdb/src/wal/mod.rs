@@ -9,7 +9,7 @@
 //! States of the writer: Open (appending) -> Recycled (a new cycle; back to Open). Transitions:
 //! `append` (commit lock held), `recycle` (writer lock held, after the covering superblock is
 //! durable). The writer never syncs on its own except in `create` and `recycle`: commits sync
-//! through the pipeline (`txn/pipeline.rs`), which calls [`Storage::sync`] on [`Wal::storage`].
+//! through the pipeline (group commit, `group.rs`), which calls [`Storage::sync`] on [`Wal::storage`].
 //!
 //! Recovery (`open`): pick the valid header slot of the highest epoch, check it names this
 //! database and is a cycle the durable checkpoint allows ([`LogCheckpoint`]: the checkpoint's
@@ -24,6 +24,7 @@
 //! [`LOG_RECORD_PAYLOAD_BYTES_MAX`]; the scan reads at most the file's length once.
 
 mod format;
+pub(crate) mod group;
 
 pub use format::{Op, OpRef, LOG_DATA_START, LOG_RECORD_PAYLOAD_BYTES_MAX};
 /// The log's layout constants the fuzz module (`crate::fuzz`) reseals mutated logs with.

@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::io::MemoryStorage;
+use parking_lot::Mutex;
 
-pub(crate) use crate::txn::state::CheckpointHook;
+pub(crate) use crate::engine::{CheckpointHook, CheckpointStep};
 
 const STEPS: [CheckpointStep; 6] = [
     CheckpointStep::Start,

@@ -13,7 +13,7 @@ use crate::error::{CorruptionKind, Error, Result};
 use crate::store::format_helpers::{get_u16, get_u32, get_u64};
 use artdb_art::ChildWord;
 
-pub use crate::txn::state::TABLE_NAME_LEN_MAX;
+use crate::error::TABLE_NAME_LEN_MAX;
 const CATALOG_MAGIC: [u8; 4] = *b"CTLG";
 const CATALOG_HEADER_LEN: usize = 8;
 

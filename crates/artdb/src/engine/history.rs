@@ -1,5 +1,5 @@
 //! history: what committed transactions wrote, kept exactly as long as a live write transaction
-//! may have to be validated against it, and the validation itself.
+//! may have to be validated against it; the validation itself is `txn/validate.rs`'s.
 //!
 //! Every commit gets the next commit sequence number (`seq`). A transaction remembers the `seq`
 //! of the state its snapshot shows (`start`); at its commit, under the commit lock, it is checked
@@ -30,8 +30,7 @@
 //! path drops records at or below `min(oldest live start, published seq)` (see `live.rs`).
 
 use super::keys::Keys;
-use super::write_set::{ReadSet, WriteSet};
-use crate::error::{from_tree, Error, Result};
+use crate::error::{from_tree, Result};
 use artdb_art::Snapshot;
 use artdb_art::Tree;
 use std::collections::{BTreeMap, VecDeque};
@@ -47,13 +46,13 @@ pub(crate) enum Written {
 /// One committed transaction.
 pub(crate) struct Record {
     seq: u64,
-    tables: BTreeMap<String, Written>,
+    pub(crate) tables: BTreeMap<String, Written>,
     /// Tables whose write set is entered in the key index (small, and entered completely).
     indexed: Vec<String>,
 }
 
 impl Record {
-    fn indexed(&self, table: &str) -> bool {
+    pub(crate) fn indexed(&self, table: &str) -> bool {
         self.indexed.iter().any(|name| name == table)
     }
 }
@@ -173,7 +172,12 @@ impl History {
     }
 
     /// A key of `keys` that an indexed record after `start` wrote to `table`.
-    fn indexed_common(&self, start: u64, table: &str, keys: Keys<'_>) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn indexed_common(
+        &self,
+        start: u64,
+        table: &str,
+        keys: Keys<'_>,
+    ) -> Result<Option<Vec<u8>>> {
         let iter = match keys {
             Keys::Tree(tree) => tree.iter(),
             Keys::Snapshot(snapshot) => snapshot.iter(),
@@ -199,56 +203,9 @@ impl History {
             .any(|record| record.tables.contains_key(table))
     }
 
-    fn since(&self, start: u64) -> impl Iterator<Item = &Record> {
+    pub(crate) fn since(&self, start: u64) -> impl Iterator<Item = &Record> {
         let first = self.records.partition_point(|record| record.seq <= start);
         self.records.range(first..)
-    }
-
-    /// Checks a transaction that started at `start` with `writes` (and `reads` when
-    /// serializable) against every commit after `start`; the first overlap is the error.
-    pub fn validate(
-        &self,
-        start: u64,
-        writes: &BTreeMap<String, WriteSet>,
-        reads: Option<&BTreeMap<String, ReadSet>>,
-    ) -> Result<()> {
-        let since: Vec<&Record> = self.since(start).collect();
-        if since.is_empty() {
-            return Ok(());
-        }
-        for (table, mine) in writes {
-            let own = mine.puts.len() + mine.dels.len();
-            let use_index = own <= indexed_total(&since, table);
-            for record in &since {
-                match record.tables.get(table) {
-                    Some(written) if !(use_index && record.indexed(table)) => {
-                        check_writes(table, mine, written)?;
-                    }
-                    _ => {}
-                }
-            }
-            if use_index {
-                for keys in mine.keys() {
-                    if let Some(key) = self.indexed_common(start, table, keys)? {
-                        return Err(conflict(table, key, WRITTEN_BOTH));
-                    }
-                }
-            }
-        }
-        for (table, read) in reads.into_iter().flatten() {
-            let use_index = read.points().len() <= indexed_total(&since, table);
-            for record in &since {
-                if let Some(written) = record.tables.get(table) {
-                    check_reads(table, read, written, !(use_index && record.indexed(table)))?;
-                }
-            }
-            if use_index {
-                if let Some(key) = self.indexed_common(start, table, read.points())? {
-                    return Err(conflict(table, key, READ_THEN_WRITTEN));
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -261,7 +218,7 @@ fn small(written: &Written) -> bool {
 }
 
 /// Keys in the indexed write sets of `table` among `records` (what walking the index replaces).
-fn indexed_total(records: &[&Record], table: &str) -> u64 {
+pub(crate) fn indexed_total(records: &[&Record], table: &str) -> u64 {
     records
         .iter()
         .filter(|record| record.indexed(table))
@@ -293,65 +250,4 @@ fn for_each_key(
         }
     }
     true
-}
-
-fn conflict(table: &str, key: Vec<u8>, reason: &'static str) -> Error {
-    Error::Conflict {
-        table: table.to_string(),
-        key,
-        reason,
-    }
-}
-
-const WRITTEN_BOTH: &str = "both this transaction and one that committed after it started wrote it";
-const READ_THEN_WRITTEN: &str =
-    "this serializable transaction read it and one that committed after it started wrote it";
-const WHOLE: &str = "a write batch, bulk load or table drop changed the table after this \
-                     transaction started";
-
-fn theirs(written: &Written) -> Option<[Keys<'_>; 2]> {
-    match written {
-        Written::Keys { puts, dels } => Some([Keys::Snapshot(puts), Keys::Snapshot(dels)]),
-        Written::Whole => None,
-    }
-}
-
-fn check_writes(table: &str, mine: &WriteSet, written: &Written) -> Result<()> {
-    let Some(theirs) = theirs(written) else {
-        if let Some(key) = mine.any_key()? {
-            return Err(conflict(table, key, WHOLE));
-        }
-        return Ok(());
-    };
-    for own in mine.keys() {
-        for other in theirs {
-            if let Some(key) = Keys::common(own, other)? {
-                return Err(conflict(table, key, WRITTEN_BOTH));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `points`: also check the point reads (false when the key index checks them).
-fn check_reads(table: &str, read: &ReadSet, written: &Written, points: bool) -> Result<()> {
-    let Some(theirs) = theirs(written) else {
-        if let Some(key) = read.any_key() {
-            return Err(conflict(table, key, WHOLE));
-        }
-        return Ok(());
-    };
-    for other in theirs {
-        if points {
-            if let Some(key) = Keys::common(read.points(), other)? {
-                return Err(conflict(table, key, READ_THEN_WRITTEN));
-            }
-        }
-        for range in read.ranges() {
-            if let Some(key) = other.first_in(range)? {
-                return Err(conflict(table, key, READ_THEN_WRITTEN));
-            }
-        }
-    }
-    Ok(())
 }

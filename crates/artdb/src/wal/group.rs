@@ -1,4 +1,4 @@
-//! pipeline: the tail of every commit after its record is written to the log: wait until the
+//! group: the commit pipeline, the tail of every commit after its record is written to the log: wait until the
 //! log is durable up to it (group commit), then publish in LSN order.
 //!
 //! ```text
@@ -23,7 +23,7 @@
 //! A failed sync poisons the pipeline: the state of the unsynced records is unknown (Linux may
 //! even report the next sync as a success), so every waiter and every later commit gets an
 //! error until the database is reopened. The view type is generic so this layer names nothing
-//! of `db`.
+//! above it.
 
 use crate::error::{Error, FileRole, PoisonCause, Result};
 use parking_lot::{Condvar, Mutex, MutexGuard};

@@ -15,15 +15,15 @@
 //! the same checkpoint. Bounds: the records were read once by the scan (at most the log's
 //! length).
 
-use super::{Db, TableState, WriterState};
+use super::state::{Published, Shared, TableState, WriterState};
 use crate::error::{from_tree, CorruptionKind, Error, Result};
 use crate::wal::{OpRef, Recovered, Recovery};
 
-impl Db {
+impl Shared {
     /// Replays `recovery` and checkpoints it; on failure the database is closed without a
     /// checkpoint (so nothing half-replayed is ever written).
-    pub(super) fn recover(&self, mut recovery: Recovery) -> Result<()> {
-        let mut state = self.shared.writer.lock();
+    pub(crate) fn recover(&self, mut recovery: Recovery) -> Result<()> {
+        let mut state = self.writer.lock();
         if recovery.records.is_empty() && !recovery.needs_recycle {
             return Ok(());
         }
@@ -39,7 +39,7 @@ impl Db {
                 // Every table anew: replay may have dropped and recreated one under its name.
                 let names: Vec<String> = state.tables.keys().cloned().collect();
                 let epoch = state.committed.epoch;
-                state.committed = std::sync::Arc::new(super::Published {
+                state.committed = std::sync::Arc::new(Published {
                     tables: std::collections::BTreeMap::new(),
                     epoch,
                     seq: state.history.seq(),
@@ -47,15 +47,15 @@ impl Db {
                 state.committed = state.view_with(&names, epoch);
                 if state.store.is_read_only() {
                     // Read-only: the replayed commits stay in memory (nothing may be written).
-                    self.shared.publish(&mut state, &names);
+                    self.publish(&mut state, &names);
                     return Ok(());
                 }
                 if checkpoint_now {
-                    return state.checkpoint(&self.shared, false).map(drop);
+                    return state.checkpoint(self, false).map(drop);
                 }
                 log.sync().map_err(Error::io("sync the log at open"))?;
                 let view = std::sync::Arc::clone(&state.committed);
-                *self.shared.published.write() = view;
+                *self.published.write() = view;
                 Ok(())
             });
         if result.is_err() {

@@ -1,5 +1,5 @@
 //! state: the state shared by a database's handles, transactions and readers, and the commit
-//! side of it (`db` above builds it at open and owns the checkpoint; `txn` commits through it).
+//! side of it (`db` builds it at open through [`Shared::new`]; `txn` commits through it).
 //!
 //! - [`Published`]: what readers see (a tree snapshot per table, the commit sequence number,
 //!   the epoch).
@@ -7,16 +7,17 @@
 //!   the history, the log, the newest committed view.
 //! - [`Shared`]: both locks, the pins of live readers, the live transactions, the pipeline.
 //!
-//! The checkpoint itself is `db`'s (`WriterState::checkpoint` in db/mod.rs); this layer only
-//! triggers it after a commit, through the function `db` installs in [`Shared::checkpoint`], so
-//! that no module here names `db`.
+//! The checkpoint is `checkpoint.rs`'s; a commit calls it directly ([`Shared::maybe_checkpoint`]
+//! after a commit is published, `WriterState::commit_bypass` for a commit that bypasses the
+//! log).
 
+use super::checkpoint::{checkpoint_after_commit, checkpoint_for_bypass};
 use super::pins::Pins;
-use super::pipeline::{Pipeline, WaitFor};
 use super::{Durability, History, Live};
 use crate::error::{Error, FileRole, Result};
 use crate::io::Storage;
 use crate::store::{PageSource, Store};
+use crate::wal::group::{Pipeline, WaitFor};
 use crate::wal::Wal;
 use artdb_art::{ChildWord, NodeSource, Snapshot, Tree};
 use parking_lot::{Mutex, RwLock};
@@ -25,6 +26,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use crate::error::TABLE_NAME_LEN_MAX;
+
+/// Drops the history no live or future transaction can need (`history.rs`, `live.rs`).
+pub(crate) fn prune_history(shared: &Shared, state: &mut WriterState) {
+    let published = shared.published.read();
+    let keep_after = match shared.live.oldest_writer_start() {
+        Some(oldest) => oldest.min(published.seq),
+        None => published.seq,
+    };
+    state.history.prune(keep_after);
+}
 
 /// Refuses an empty or over-long table name.
 pub(crate) fn check_table_name(name: &str) -> Result<()> {
@@ -49,15 +60,6 @@ pub(crate) struct CommitCounters {
     /// checkpoint; `WriterState::commit_bypass`).
     pub(crate) bypassed: u64,
 }
-
-/// Runs a checkpoint once the log passed its threshold (db's, installed at open; it takes the
-/// checkpoint lock, then the writer lock). Its error is not a commit's: an I/O error poisons the
-/// database and the next write says so.
-pub(crate) type CheckpointFn = fn(&Shared);
-
-/// Runs the ordinary checkpoint with the checkpoint lock and the writer lock held by the caller
-/// (db's, installed at open): the checkpoint of a commit that bypasses the log.
-pub(crate) type CheckpointLockedFn = fn(&Shared, &mut WriterState) -> Result<()>;
 
 /// The test hook: called with the database's shared state at each step of every checkpoint.
 #[cfg(test)]
@@ -88,10 +90,10 @@ impl TableState {
 /// What readers see.
 pub(crate) struct Published {
     pub(crate) tables: BTreeMap<String, Snapshot>,
-    /// The commit sequence number of the last commit this state shows (txn/history.rs).
+    /// The commit sequence number of the last commit this state shows (history.rs).
     pub(crate) seq: u64,
     /// The epoch of this version: the number of checkpoints published before it, plus one. A
-    /// reader pins exactly this (see `txn/pins.rs`): pages released by the checkpoint of epoch `e`
+    /// reader pins exactly this (see `engine/pins.rs`): pages released by the checkpoint of epoch `e`
     /// are unreachable from every version of epoch `> e`.
     pub(crate) epoch: u64,
 }
@@ -133,7 +135,7 @@ pub(crate) struct Shared {
     pub(crate) source: Arc<PageSource>,
     /// Live snapshots (read and write transactions).
     pub(crate) live: Arc<Live>,
-    /// The durable/publish stage of commits (`txn/pipeline.rs`).
+    /// The durable/publish stage of commits (`wal/group.rs`).
     pub(crate) pipeline: Pipeline<Arc<Published>>,
     /// The log's storage, synced by the pipeline's leader without the writer lock.
     pub(crate) log_storage: Arc<dyn Storage>,
@@ -146,10 +148,6 @@ pub(crate) struct Shared {
     pub(crate) checkpoint_threshold_bytes: u64,
     /// A transaction whose changes exceed this many log bytes bypasses the log.
     pub(crate) wal_bypass_threshold_bytes: u64,
-    /// The checkpoint a commit triggers when the log passed its threshold (db's).
-    pub(crate) checkpoint: CheckpointFn,
-    /// The checkpoint of a commit that bypasses the log (db's).
-    pub(crate) checkpoint_locked: CheckpointLockedFn,
     /// Held by every checkpoint from before it takes the writer lock to its end (a checkpoint
     /// releases the writer lock during its syncs, so commits go on), and by whatever else uses
     /// the store beside commits (bulk load, verify, stats). Lock order: this, then the writer
@@ -174,7 +172,70 @@ pub(crate) fn thread_token() -> u64 {
     TOKEN.with(|token| *token)
 }
 
+/// What [`Shared::new`] takes from the database's options.
+pub(crate) struct Settings {
+    pub(crate) durability: Durability,
+    pub(crate) checkpoint_threshold_bytes: u64,
+    pub(crate) wal_bypass_threshold_bytes: u64,
+}
+
 impl Shared {
+    /// The state of a database just opened: `tables` as the checkpoint holds them (recovery
+    /// replays the log onto them next), published as epoch 1.
+    pub(crate) fn new(
+        store: Store,
+        mut tables: BTreeMap<String, TableState>,
+        wal: Wal,
+        settings: Settings,
+    ) -> Shared {
+        let published = Arc::new(Published {
+            tables: tables
+                .iter_mut()
+                .map(|(name, t)| (name.clone(), t.tree.snapshot()))
+                .collect(),
+            epoch: 1,
+            seq: 0,
+        });
+        let source = Arc::clone(store.source());
+        let pipeline = Pipeline::new(wal.last_lsn());
+        let log_storage = Arc::clone(wal.storage());
+        let log_bytes = AtomicU64::new(wal.bytes());
+        let state = WriterState {
+            store,
+            tables,
+            dropped_trees: Vec::new(),
+            released: Vec::new(),
+            catalog_dirty: false,
+            closed: false,
+            compact_baseline_pages: None,
+            history: History::new(),
+            counters: Default::default(),
+            wal,
+            committed: Arc::clone(&published),
+            wal_needs_recycle: false,
+            checkpoint_generations: BTreeMap::new(),
+        };
+        Shared {
+            writer: Mutex::new(state),
+            published: RwLock::new(published),
+            pins: Arc::new(Pins::default()),
+            source,
+            live: Arc::default(),
+            pipeline,
+            log_storage,
+            log_bytes,
+            abort_generation: AtomicU64::new(0),
+            durability: settings.durability,
+            checkpoint_threshold_bytes: settings.checkpoint_threshold_bytes,
+            wal_bypass_threshold_bytes: settings.wal_bypass_threshold_bytes,
+            checkpoint_lock: Mutex::new(()),
+            batch_thread: AtomicU64::new(0),
+            readers: std::sync::OnceLock::new(),
+            #[cfg(test)]
+            hook: Mutex::new(None),
+        }
+    }
+
     /// The oldest checkpoint generation a live reader of another process reads, if any (an
     /// unreadable readers file counts as a reader of generation 0: nothing is reused).
     pub(crate) fn other_process_oldest(&self) -> Option<u64> {
@@ -283,7 +344,7 @@ impl Shared {
         self.durability
     }
 
-    /// Waits in the pipeline for `lsn` (`txn/pipeline.rs`); hold no lock.
+    /// Waits in the pipeline for `lsn` (`wal/group.rs`); hold no lock.
     pub(crate) fn wait_log(&self, lsn: u64, wait_for: WaitFor) -> Result<()> {
         let log = Arc::clone(&self.log_storage);
         let sync = move || log.sync();
@@ -305,7 +366,7 @@ impl Shared {
     /// the writer lock is busy; the next commit prunes.
     pub(crate) fn prune_after_publish(&self) {
         if let Some(mut state) = self.writer.try_lock() {
-            super::prune_history(self, &mut state);
+            prune_history(self, &mut state);
         }
     }
 
@@ -316,8 +377,7 @@ impl Shared {
         if self.log_bytes.load(Ordering::Acquire) <= self.checkpoint_threshold_bytes {
             return;
         }
-        // db's checkpoint, installed at open (this layer only triggers it).
-        (self.checkpoint)(self);
+        checkpoint_after_commit(self);
     }
 
     pub(crate) fn tree_source(&self) -> Arc<dyn NodeSource> {
@@ -431,7 +491,7 @@ impl WriterState {
                 table.dirty = true;
             }
         }
-        (shared.checkpoint_locked)(shared, self)?;
+        checkpoint_for_bypass(shared, self)?;
         self.counters.bypassed += 1;
         Ok(seq)
     }
