@@ -84,7 +84,8 @@ pub struct TxnStats {
     /// Tables into which a commit applied its changes again (another commit had changed the
     /// table since the transaction's snapshot). Since open.
     pub tables_reapplied_at_commit: u64,
-    /// Commits that bypassed the log (bigger than [`Options::wal_bypass_threshold_bytes`], and
+    /// Commits that bypassed the log (bigger than
+    /// [`Options::wal_bypass_threshold_bytes`](super::Options::wal_bypass_threshold_bytes), and
     /// bulk loads): written to the database file by a checkpoint, logged as a reference. Since
     /// open.
     pub commits_bypassing_log: u64,
