@@ -802,7 +802,8 @@ impl Db {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        self.bulk_load_abandonable(table, pairs, false, &|| false)
+        self.shared
+            .bulk_load(table, pairs, false, &|| false)
             .map(|loaded| loaded.unwrap_or(0))
     }
 
@@ -860,32 +861,14 @@ impl Db {
                 None
             }
         });
-        let loaded =
-            self.bulk_load_abandonable(table, pairs, create, &|| failure.borrow().is_some());
+        let loaded = self
+            .shared
+            .bulk_load(table, pairs, create, &|| failure.borrow().is_some());
         match (failure.into_inner(), loaded) {
             (Some(error), _) => Err(error),
             (None, Ok(loaded)) => Ok(loaded.unwrap_or(0)),
             (None, Err(error)) => Err(E::from(error)),
         }
-    }
-
-    /// The bulk load; after the input ends, `input_failed()` true abandons the written pages
-    /// (returning `Ok(None)`) instead of publishing them. `create`: `table` must not exist, and
-    /// is added to the tables only once its tree is built, just before the commit that makes
-    /// both durable (the bypass record and its checkpoint, which writes the catalog).
-    fn bulk_load_abandonable<I, K, V>(
-        &self,
-        table: &str,
-        pairs: I,
-        create: bool,
-        input_failed: &dyn Fn() -> bool,
-    ) -> Result<Option<u64>>
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<[u8]>,
-        V: AsRef<[u8]>,
-    {
-        self.shared.bulk_load(table, pairs, create, input_failed)
     }
 }
 

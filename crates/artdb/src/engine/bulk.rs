@@ -7,6 +7,10 @@ use crate::store::TreeSink;
 use artdb_art::Tree;
 
 impl Shared {
+    /// The bulk load; after the input ends, `input_failed()` true abandons the written pages
+    /// (returning `Ok(None)`) instead of publishing them. `create`: `table` must not exist, and
+    /// is added to the tables only once its tree is built, just before the commit that makes
+    /// both durable (the bypass record and its checkpoint, which writes the catalog).
     pub(crate) fn bulk_load<I, K, V>(
         &self,
         table: &str,

@@ -544,22 +544,10 @@ pub(crate) fn checkpoint_beside_commits(
     state.adopt_and_publish(shared, &written.roots)?;
     let storage = Arc::clone(state.store.storage());
     drop(state);
-    let synced = storage.sync();
-    let mut state = shared.writer.lock();
-    if let Err(source) = synced {
-        let error = Error::io("sync the checkpoint's pages")(source);
-        state.store.commit_failed(&error);
-        return Err(error);
-    }
+    let mut state = sync_released(shared, &storage, "sync the checkpoint's pages")?;
     state.store.commit_write_superblock(&prepared)?;
     drop(state);
-    let synced = storage.sync();
-    let mut state = shared.writer.lock();
-    if let Err(source) = synced {
-        let error = Error::io("sync the superblock")(source);
-        state.store.commit_failed(&error);
-        return Err(error);
-    }
+    let mut state = sync_released(shared, &storage, "sync the superblock")?;
     let superblock = state.store.commit_finish(prepared)?;
     shared.at_step(CheckpointStep::StoreCommitted);
     state.note_compaction_baseline(written.compact)?;
@@ -615,4 +603,21 @@ fn checkpoint_stats(
             Compaction::None
         },
     }
+}
+
+/// Syncs the database file with the writer lock released (commits go on meanwhile), then takes
+/// the lock again; a failed sync fails the store's commit in progress. `op` names the step.
+fn sync_released<'a>(
+    shared: &'a Shared,
+    storage: &Arc<dyn crate::io::Storage>,
+    op: &'static str,
+) -> Result<parking_lot::MutexGuard<'a, WriterState>> {
+    let synced = storage.sync();
+    let mut state = shared.writer.lock();
+    if let Err(source) = synced {
+        let error = Error::io(op)(source);
+        state.store.commit_failed(&error);
+        return Err(error);
+    }
+    Ok(state)
 }
