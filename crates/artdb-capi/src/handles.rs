@@ -3,7 +3,7 @@
 //!
 //! Handles that borrow another object own a reference count of it instead (a cursor owns its
 //! read snapshot, a write batch its database), so no order of frees from C leaves a dangling
-//! borrow. The borrows themselves (`'static` in the fields below) are made in `ffi.rs`, the one
+//! borrow. The borrows themselves (`'static` in the fields below) are made in `ffi/`, the one
 //! module with unsafe code, next to the argument for why they stay valid.
 
 use crate::error::{Failure, ARTDB_MISUSE, ARTDB_NOTFOUND, ARTDB_OK};
