@@ -36,6 +36,7 @@
 //! file with why in docs/art.md's unsafe map (and, as ceilings that may only fall, in the tidy
 //! test). Run the tests under valgrind after changing any of it (docs/art.md).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod build;
 mod cursor;
 mod error;

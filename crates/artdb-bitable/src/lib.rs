@@ -56,6 +56,7 @@
 //! # }
 //! ```
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod builder;
 mod cursor;
 mod error;

@@ -11,6 +11,7 @@
 //! point catches one and returns `ARTDB_INTERNAL`. The lifetime and thread rules of each
 //! handle are in the header's opening comment (`cbindgen.toml`) and in each function's docs.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 pub mod error;
 pub mod ffi;
 pub mod handles;

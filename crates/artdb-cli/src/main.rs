@@ -1,5 +1,6 @@
 //! The `artdb` command-line tool: one module per subcommand.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod backup;
 mod bitable;
 mod checkpoint;

@@ -27,6 +27,7 @@
 //! assert!(a < b); // "ab" < "ab\0", whatever follows
 //! ```
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod builder;
 mod error;
 pub mod escaped;

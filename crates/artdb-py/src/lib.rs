@@ -15,6 +15,7 @@
 //! No `unsafe` here: every borrow of the engine's memory lives inside one call (iterators re-seek
 //! instead of holding a borrowed engine iterator across calls).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod bitable;
 mod buffer;
 mod core;

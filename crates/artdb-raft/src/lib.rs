@@ -36,6 +36,7 @@
 //! Storage calls are blocking artdb calls made from openraft's tasks: each is one transaction,
 //! and the Sync ones wait for one shared fsync, as openraft's own RocksDB store does.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 pub mod cli;
 pub mod client;
 pub mod codec;

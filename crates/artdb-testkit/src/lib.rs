@@ -10,6 +10,7 @@
 //! Why a buffering storage and not killing a process: a killed process's writes survive in the
 //! page cache, so a kill never tests power loss; only dropping unsynced writes does.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod crash;
 mod fault;
 

@@ -967,3 +967,31 @@ fn unsafe_count_skips_comments_and_longer_words() {
                 unsafe fn g() {}\nlet not_unsafe_word = 1;\n/* unsafe */\n";
     assert_eq!(unsafe_count(text), 2);
 }
+
+/// The attribute every library crate root carries: outside tests, an `unwrap` or `expect` is a
+/// lint error, so a panic in library code is a choice made in the open (an `#[allow]` beside a
+/// comment that says why the value is always there), never an accident.
+const NO_UNWRAP_ATTRIBUTE: &str =
+    "#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]";
+
+#[test]
+fn library_crates_deny_unwrap_outside_tests() {
+    let mut problems = Vec::new();
+    let mut roots = 0;
+    let crates = fs::read_dir(workspace_root().join("crates")).expect("the crates directory");
+    for entry in crates.flatten() {
+        let root = entry.path().join("src").join("lib.rs");
+        let Ok(text) = fs::read_to_string(&root) else {
+            continue;
+        };
+        roots += 1;
+        if !text.lines().any(|line| line.trim() == NO_UNWRAP_ATTRIBUTE) {
+            problems.push(format!(
+                "{}: add `{NO_UNWRAP_ATTRIBUTE}` after the crate docs",
+                shown(&root)
+            ));
+        }
+    }
+    assert!(roots > 0, "no library crate roots found under crates/");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

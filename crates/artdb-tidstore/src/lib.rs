@@ -42,6 +42,7 @@
 //! offsets further; a block's bitmap is at most 256 bytes at the default `max_offset`, so the
 //! gain is bounded and the lookup would no longer be one bit test.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod append;
 mod bitmap;
 mod cursor;

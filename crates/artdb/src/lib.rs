@@ -75,6 +75,7 @@
 //! Databases made with [`Db::create_in`] / [`Db::open_in`] keep their log in memory: their
 //! commits are durable only at a checkpoint (the `_with_log` variants take a log storage).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod bytes;
 pub mod db;
 mod engine;

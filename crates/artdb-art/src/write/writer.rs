@@ -84,6 +84,9 @@ pub(crate) fn value_word(suffix: &[u8], value: &[u8]) -> u64 {
 }
 
 /// Views an owned heap node mutably.
+// The kind was written by this crate when the image was made: a bad kind is a broken invariant,
+// not a condition a caller can handle.
+#[allow(clippy::expect_used)]
 fn inner_mut<'x>(address: usize) -> InnerMut<'x> {
     // SAFETY: `address` comes from `Writer::own`, so it is a live heap inner image that no
     // snapshot reaches (stamped with the writer's version, or no snapshot is alive), and the
