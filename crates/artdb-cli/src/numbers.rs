@@ -7,19 +7,8 @@
 //! One parser for every numeric option, instead of clap's ranged parsers, because those report
 //! a value past `u64::MAX` as "number too large to fit in target type" without the range.
 
-use std::ops::RangeInclusive;
-
-/// `text` as a whole number in `range`, or a message stating the range.
-fn whole_number_in(text: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(number) if range.contains(&number) => Ok(number),
-        _ => Err(format!(
-            "must be a whole number from {} to {}",
-            range.start(),
-            range.end()
-        )),
-    }
-}
+// The one parser is artdb-raft's, which `artdb serve`'s options share with `artdb-server`.
+use artdb_raft::cli::whole_number_in;
 
 /// The most orders `demo --keys` accepts: the demo generates every key in memory first (a
 /// vector of about 50 bytes a key, 5 GB at this count), and a larger count would end in an

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// `text` as a whole number in `range`, or a message stating the range (clap prefixes the
 /// option's name and exits with code 2).
-fn whole_number_in(text: &str, range: std::ops::RangeInclusive<u64>) -> Result<u64, String> {
+pub fn whole_number_in(text: &str, range: std::ops::RangeInclusive<u64>) -> Result<u64, String> {
     match text.parse::<u64>() {
         Ok(number) if range.contains(&number) => Ok(number),
         _ => Err(format!(
