@@ -36,6 +36,13 @@ pub enum RaftStoreError {
         /// What was wrong.
         reason: String,
     },
+    /// A file of the node's snapshot directory could not be read or written.
+    Io {
+        /// What was being done, and to which file.
+        what: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
 }
 
 impl fmt::Display for RaftStoreError {
@@ -58,6 +65,11 @@ impl fmt::Display for RaftStoreError {
                 "the snapshot is malformed ({reason}); it was damaged in transfer or built by \
                  another version"
             ),
+            RaftStoreError::Io { what, error } => write!(
+                f,
+                "{what} failed: {error}; check the disk under the node's snapshot directory \
+                 (space, permissions)"
+            ),
         }
     }
 }
@@ -66,6 +78,7 @@ impl std::error::Error for RaftStoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RaftStoreError::Db(error) => Some(error),
+            RaftStoreError::Io { error, .. } => Some(error),
             _ => None,
         }
     }
@@ -75,6 +88,12 @@ impl From<artdb::Error> for RaftStoreError {
     fn from(error: artdb::Error) -> RaftStoreError {
         RaftStoreError::Db(error)
     }
+}
+
+/// `error` of doing `what` as a [`RaftStoreError::Io`].
+pub fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RaftStoreError {
+    let what = what.into();
+    move |error| RaftStoreError::Io { what, error }
 }
 
 /// The postcard bytes of `value`, a record of `table`.

@@ -2,14 +2,13 @@
 //! what the state machine answers ([`Response`]).
 //!
 //! Applying is deterministic: it depends only on the command and the state before it, so every
-//! node that applies the same log reaches the same `sm_data`. That is why a command that breaks a
+//! node that applies the same log reaches the same data table. That is why a command that breaks a
 //! limit (a key longer than the tree's `KEY_LEN_MAX`, say) is answered [`Response::Rejected`] on
 //! every node alike, by a check made before anything is written, and never as a storage error:
 //! a storage error stops the node, and a rejected command must not stop the cluster. A
 //! [`Command::Transaction`] is checked whole before its first write, so it is applied whole or
 //! not at all.
 
-use crate::TABLE_SM_DATA;
 use serde::{Deserialize, Serialize};
 
 /// Most operations in one [`Command::Transaction`].
@@ -145,31 +144,31 @@ impl Command {
         }
     }
 
-    /// Applies the command to `sm_data` inside `txn` and answers it.
-    pub fn apply(&self, txn: &mut artdb::Transaction) -> artdb::Result<Response> {
+    /// Applies the command to the data table `table` inside `txn` and answers it.
+    pub fn apply(&self, txn: &mut artdb::Transaction, table: &str) -> artdb::Result<Response> {
         if let Err(reason) = self.check() {
             return Ok(Response::Rejected { reason });
         }
         match self {
             Command::Put { key, value } => {
-                let previous = get(txn, key)?;
-                txn.insert(TABLE_SM_DATA, key, value)?;
+                let previous = get(txn, table, key)?;
+                txn.insert(table, key, value)?;
                 Ok(Response::Written { previous })
             }
             Command::Delete { key } => {
-                let previous = get(txn, key)?;
-                txn.remove(TABLE_SM_DATA, key)?;
+                let previous = get(txn, table, key)?;
+                txn.remove(table, key)?;
                 Ok(Response::Written { previous })
             }
             Command::CompareAndSet { key, expected, new } => {
-                let current = get(txn, key)?;
+                let current = get(txn, table, key)?;
                 if current != *expected {
                     return Ok(Response::CompareAndSet {
                         succeeded: false,
                         current,
                     });
                 }
-                write(txn, key, new.as_deref())?;
+                write(txn, table, key, new.as_deref())?;
                 Ok(Response::CompareAndSet {
                     succeeded: true,
                     current: new.clone(),
@@ -180,21 +179,21 @@ impl Command {
                 operations,
             } => {
                 for condition in conditions {
-                    if get(txn, &condition.key)? != condition.expected {
+                    if get(txn, table, &condition.key)? != condition.expected {
                         return Ok(Response::Transaction { succeeded: false });
                     }
                 }
                 for operation in operations {
                     match operation {
-                        Operation::Put { key, value } => write(txn, key, Some(value))?,
-                        Operation::Delete { key } => write(txn, key, None)?,
+                        Operation::Put { key, value } => write(txn, table, key, Some(value))?,
+                        Operation::Delete { key } => write(txn, table, key, None)?,
                     }
                 }
                 Ok(Response::Transaction { succeeded: true })
             }
             Command::Batch(commands) => commands
                 .iter()
-                .map(|command| command.apply(txn))
+                .map(|command| command.apply(txn, table))
                 .collect::<artdb::Result<_>>()
                 .map(Response::Batch),
         }
@@ -221,13 +220,18 @@ fn check_pair(key: &[u8], value: Option<&[u8]>) -> Result<(), String> {
     Ok(())
 }
 
-fn get(txn: &artdb::Transaction, key: &[u8]) -> artdb::Result<Option<Vec<u8>>> {
-    Ok(txn.get(TABLE_SM_DATA, key)?.map(<[u8]>::to_vec))
+fn get(txn: &artdb::Transaction, table: &str, key: &[u8]) -> artdb::Result<Option<Vec<u8>>> {
+    Ok(txn.get(table, key)?.map(<[u8]>::to_vec))
 }
 
-fn write(txn: &mut artdb::Transaction, key: &[u8], value: Option<&[u8]>) -> artdb::Result<()> {
+fn write(
+    txn: &mut artdb::Transaction,
+    table: &str,
+    key: &[u8],
+    value: Option<&[u8]>,
+) -> artdb::Result<()> {
     match value {
-        Some(value) => txn.insert(TABLE_SM_DATA, key, value),
-        None => txn.remove(TABLE_SM_DATA, key).map(|_| ()),
+        Some(value) => txn.insert(table, key, value),
+        None => txn.remove(table, key).map(|_| ()),
     }
 }

@@ -1,6 +1,8 @@
-//! state_machine: openraft's `RaftStateMachine` on the node's database: the client's map in
-//! `sm_data`, the applied id and membership in `sm_meta`, the last snapshot in `sm_snapshot`;
-//! and [`Reader`], through which every read of the node's state is an artdb read.
+//! state_machine: openraft's `RaftStateMachine` on the node's database: the client's map in the
+//! data table (`sm_data`, or the `sm_data.<generation>` an install loaded), the applied id,
+//! membership, data table name and snapshot in `sm_meta`, the snapshot's bytes in a file of the
+//! node's [`SnapshotDir`]; and [`Reader`], through which every read of the node's state is an
+//! artdb read.
 //!
 //! Transitions, each one transaction (invariants 4 and 5 of the crate docs):
 //! - `apply`: the entries' effects, the last applied id and the membership (from the last
@@ -9,15 +11,22 @@
 //!   commit (an append, a vote, a purge) makes this one durable too. A purge is such a commit
 //!   and happens only up to a snapshot, so no entry leaves the log before its effects are
 //!   durable; a power loss before that only makes openraft apply the entries again.
-//! - `build_snapshot`: reads one artdb read snapshot (applied id, membership, data together,
-//!   while applies go on), then stores the bytes unless a newer snapshot is stored already (a
-//!   snapshot installed while this one was being built wins).
-//! - `install_snapshot`: checks the bytes whole first, then in one `Sync` transaction replaces
-//!   `sm_data`, the applied id, the membership and the stored snapshot.
+//! - `build_snapshot`: streams one artdb read snapshot (applied id, membership, data together,
+//!   while applies go on) into a new durable file, then records it unless a newer snapshot is
+//!   recorded already (a snapshot installed while this one was being built wins).
+//! - `install_snapshot`: bulk loads the received file's pairs into a new data table as they
+//!   are decoded and checked (a damaged file abandons the load: nothing changes), makes the file
+//!   the node's snapshot file, then in one `Sync` transaction names the new data table, sets the
+//!   applied id, the membership and the snapshot, and drops the old data table. Memory stays
+//!   bounded by the load's buffers whatever the snapshot's size.
+//!
+//! Every read and every apply finds the data table's name in `sm_meta` in its own transaction,
+//! so it sees the table of its own snapshot, before or after an install, never a dropped one.
 
-use crate::codec::{decode, encode, storage_error, RaftStoreError};
+use crate::codec::{decode, encode, io_error, storage_error, RaftStoreError};
 use crate::command::Response;
-use crate::snapshot;
+use crate::snapshot::{self, Decoder};
+use crate::snapshot_dir::{SnapshotDir, BUFFER_BYTES};
 use crate::{NodeId, TypeConfig, TABLE_SM_DATA, TABLE_SM_META, TABLE_SM_SNAPSHOT};
 use artdb::{Db, Durability, ReadTxn, Transaction, WriteOptions};
 use openraft::storage::{RaftStateMachine, Snapshot};
@@ -25,20 +34,24 @@ use openraft::{
     BasicNode, Entry, EntryPayload, ErrorSubject, ErrorVerb, LogId, OptionalSend,
     RaftSnapshotBuilder, SnapshotMeta, StorageError, StoredMembership,
 };
-use std::io::Cursor;
+use std::io::{BufReader, Seek, SeekFrom, Write};
 use std::ops::Bound;
 use std::sync::Arc;
 
 const KEY_APPLIED: &[u8] = b"applied";
 const KEY_MEMBERSHIP: &[u8] = b"membership";
 const KEY_SNAPSHOT: &[u8] = b"snapshot";
-
-/// Bytes of one stored snapshot chunk: small enough that no chunk is near the engine's value
-/// limit, big enough that a snapshot of a large map is few records.
-pub const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
+/// The name of the stored snapshot's file in the snapshot directory (UTF-8).
+const KEY_SNAPSHOT_FILE: &[u8] = b"snapshot_file";
+/// The name of the data table (UTF-8); absent: [`TABLE_SM_DATA`].
+const KEY_DATA_TABLE: &[u8] = b"data_table";
 
 /// Attempts of a state machine transaction that conflicts with a concurrent one.
 const CONFLICT_ATTEMPTS_MAX: u32 = 16;
+
+/// Attempts to open the recorded snapshot file, which a concurrent build may replace (and
+/// remove) between the read of its name and the open.
+const OPEN_ATTEMPTS_MAX: u32 = 8;
 
 type StoreResult<T> = Result<T, StorageError<NodeId>>;
 type Membership = StoredMembership<NodeId, BasicNode>;
@@ -47,6 +60,7 @@ type Meta = SnapshotMeta<NodeId, BasicNode>;
 /// The state machine of one node (see the module docs).
 pub struct StateMachine {
     db: Arc<Db>,
+    dir: Arc<SnapshotDir>,
 }
 
 /// Reads of a node's state machine, each from one artdb read snapshot. Cloning shares the db.
@@ -63,7 +77,7 @@ pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 pub struct State {
     /// The last applied log id.
     pub applied: Option<LogId<NodeId>>,
-    /// The pairs of `sm_data` in key order.
+    /// The pairs of the data table in key order.
     pub pairs: Pairs,
 }
 
@@ -78,6 +92,35 @@ fn read_meta<T: serde::de::DeserializeOwned>(
     read.get(TABLE_SM_META, key)?
         .map(|bytes| decode(TABLE_SM_META, bytes))
         .transpose()
+}
+
+/// A name stored in `sm_meta` (a table's or a file's).
+fn name_of(bytes: &[u8]) -> Result<&str, RaftStoreError> {
+    std::str::from_utf8(bytes).map_err(|_| RaftStoreError::Decode {
+        table: TABLE_SM_META,
+        reason: "a stored name is not UTF-8".to_string(),
+    })
+}
+
+/// The data table's name, from `sm_meta`'s `data_table` value.
+fn data_table_of(stored: Option<&[u8]>) -> Result<&str, RaftStoreError> {
+    stored.map_or(Ok(TABLE_SM_DATA), name_of)
+}
+
+/// The data table of `read`'s snapshot.
+fn data_table(read: &ReadTxn) -> Result<&str, RaftStoreError> {
+    data_table_of(read.get(TABLE_SM_META, KEY_DATA_TABLE)?)
+}
+
+/// The generation in a data table's name (`sm_data` is generation 0).
+fn generation_of_table(name: &str) -> Option<u64> {
+    if name == TABLE_SM_DATA {
+        return Some(0);
+    }
+    name.strip_prefix(TABLE_SM_DATA)?
+        .strip_prefix('.')?
+        .parse()
+        .ok()
 }
 
 fn applied_of(read: &ReadTxn) -> Result<(Option<LogId<NodeId>>, Membership), RaftStoreError> {
@@ -107,37 +150,35 @@ fn transact<T>(
     }
 }
 
-/// Writes `bytes` as the stored snapshot with `meta`, replacing the chunks of the one before.
-fn store_snapshot(txn: &mut Transaction, meta: &[u8], bytes: &[u8]) -> artdb::Result<()> {
-    let old: Vec<Vec<u8>> = txn
-        .iter(TABLE_SM_SNAPSHOT)?
-        .map(|pair| pair.map(|(key, _)| key))
-        .collect::<artdb::Result<_>>()?;
-    for key in old {
-        txn.remove(TABLE_SM_SNAPSHOT, &key)?;
-    }
-    for (number, chunk) in bytes.chunks(SNAPSHOT_CHUNK_BYTES).enumerate() {
-        let key = artdb_key::scalar::encode_u32(number as u32);
-        txn.insert(TABLE_SM_SNAPSHOT, &key, chunk)?;
-    }
-    txn.insert(TABLE_SM_META, KEY_SNAPSHOT, meta)
+/// The stored snapshot file's name in `txn`, if any.
+fn snapshot_file_in(txn: &Transaction) -> Result<Option<String>, RaftStoreError> {
+    txn.get(TABLE_SM_META, KEY_SNAPSHOT_FILE)?
+        .map(|bytes| name_of(bytes).map(str::to_string))
+        .transpose()
 }
 
-/// The bytes of `sm_data` in `read`, in the snapshot format.
-fn encode_data(read: &ReadTxn) -> Result<Vec<u8>, RaftStoreError> {
-    let table = read.table(TABLE_SM_DATA)?;
-    let mut encoder = snapshot::Encoder::new();
-    for pair in table.iter() {
-        let (key, value) = pair?;
-        encoder.push(&key, value)?;
+/// The snapshot file's id for openraft: its last log id, or `empty`.
+fn snapshot_id(last_log_id: &Option<LogId<NodeId>>) -> String {
+    match last_log_id {
+        Some(id) => format!(
+            "{}-{}-{}",
+            id.leader_id.term, id.leader_id.node_id, id.index
+        ),
+        None => "empty".to_string(),
     }
-    Ok(encoder.finish())
 }
 
 impl StateMachine {
-    /// The state machine on `db`, whose raft tables exist.
-    pub fn new(db: Arc<Db>) -> Result<StateMachine, RaftStoreError> {
-        Ok(StateMachine { db })
+    /// The state machine on `db`, whose raft tables exist, with its snapshot files in `dir`.
+    /// Brings a database of the earlier layout (snapshot bytes in `sm_snapshot`) to this one,
+    /// and removes what a crash left half made: data tables and snapshot files the database
+    /// does not name.
+    pub fn open(db: Arc<Db>, dir: SnapshotDir) -> Result<StateMachine, RaftStoreError> {
+        let dir = Arc::new(dir);
+        let machine = StateMachine { db, dir };
+        machine.migrate_stored_snapshot()?;
+        machine.remove_leftovers()?;
+        Ok(machine)
     }
 
     /// A reader of this state machine's tables.
@@ -150,6 +191,81 @@ impl StateMachine {
     /// The database this state machine writes.
     pub fn db(&self) -> &Arc<Db> {
         &self.db
+    }
+
+    /// The directory of this node's snapshot files.
+    pub fn snapshot_dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// The earlier layout kept the snapshot's bytes in chunks in `sm_snapshot`: they become a
+    /// file, and the table goes, in one transaction after the file is durable.
+    fn migrate_stored_snapshot(&self) -> Result<(), RaftStoreError> {
+        if !self
+            .db
+            .table_names()
+            .iter()
+            .any(|name| name == TABLE_SM_SNAPSHOT)
+        {
+            return Ok(());
+        }
+        let read = self.db.read();
+        let needs_file = read.get(TABLE_SM_META, KEY_SNAPSHOT)?.is_some()
+            && read.get(TABLE_SM_META, KEY_SNAPSHOT_FILE)?.is_none();
+        let file = if needs_file {
+            let generation = self.dir.next_generation();
+            Some(self.dir.write_new(generation, |out| {
+                for pair in read.table(TABLE_SM_SNAPSHOT)?.iter() {
+                    out.write_all(pair?.1)
+                        .map_err(io_error("writing the migrated snapshot"))?;
+                }
+                Ok(())
+            })?)
+        } else {
+            None
+        };
+        drop(read);
+        transact(&self.db, Durability::Sync, |txn| {
+            if let Some(file) = &file {
+                txn.insert(TABLE_SM_META, KEY_SNAPSHOT_FILE, file.as_bytes())?;
+            }
+            Ok(txn.drop_table(TABLE_SM_SNAPSHOT)?)
+        })
+    }
+
+    /// Drops the data tables and removes the snapshot files the database does not name.
+    fn remove_leftovers(&self) -> Result<(), RaftStoreError> {
+        let (table, file) = {
+            let read = self.db.read();
+            let table = data_table(&read)?.to_string();
+            let file = read
+                .get(TABLE_SM_META, KEY_SNAPSHOT_FILE)?
+                .map(|bytes| name_of(bytes).map(str::to_string))
+                .transpose()?;
+            (table, file)
+        };
+        self.dir.remove_all_but(file.as_deref())?;
+        let orphans: Vec<String> = self
+            .db
+            .table_names()
+            .into_iter()
+            .filter(|name| *name != table && generation_of_table(name).is_some_and(|g| g > 0))
+            .collect();
+        if !orphans.is_empty() {
+            transact(&self.db, Durability::Sync, |txn| {
+                for name in &orphans {
+                    txn.drop_table(name)?;
+                }
+                Ok(())
+            })?;
+        }
+        if let Some(generation) = generation_of_table(&table) {
+            self.dir.start_above(generation);
+        }
+        if table == TABLE_SM_DATA {
+            self.db.create_table_if_missing(TABLE_SM_DATA)?;
+        }
+        Ok(())
     }
 
     fn apply_entries(
@@ -171,11 +287,19 @@ impl StateMachine {
             .map(|membership| encode(TABLE_SM_META, &membership))
             .transpose()?;
         let options = WriteOptions::default().durability(Durability::NoSync);
+        let mut bad_name = None;
         let responses = self.db.transact_with(options, |txn| {
+            let table = match data_table_of(txn.get(TABLE_SM_META, KEY_DATA_TABLE)?) {
+                Ok(table) => table.to_string(),
+                Err(error) => {
+                    bad_name = Some(error);
+                    return Ok(Vec::new());
+                }
+            };
             let mut responses = Vec::with_capacity(entries.len());
             for entry in entries {
                 responses.push(match &entry.payload {
-                    EntryPayload::Normal(command) => command.apply(txn)?,
+                    EntryPayload::Normal(command) => command.apply(txn, &table)?,
                     EntryPayload::Blank | EntryPayload::Membership(_) => Response::Applied,
                 });
             }
@@ -184,47 +308,102 @@ impl StateMachine {
                 txn.insert(TABLE_SM_META, KEY_MEMBERSHIP, membership)?;
             }
             Ok(responses)
-        })?;
-        Ok(responses)
+        });
+        if let Some(error) = bad_name {
+            return Err(error);
+        }
+        Ok(responses?)
     }
 
-    fn install(&self, meta: &Meta, bytes: &[u8]) -> Result<(), RaftStoreError> {
-        snapshot::check(bytes)?;
+    fn install(&self, meta: &Meta, mut file: std::fs::File) -> Result<(), RaftStoreError> {
+        let generation = self.dir.next_generation();
+        let table = format!("{TABLE_SM_DATA}.{generation}");
+        file.seek(SeekFrom::Start(0))
+            .map_err(io_error("reading a received snapshot"))?;
+        let decoder = Decoder::new(BufReader::with_capacity(BUFFER_BYTES, &file))?;
+        self.db.bulk_load_new_table_try(&table, decoder)?;
+        let name = match self.dir.adopt_received(&mut file, generation) {
+            Ok(name) => name,
+            Err(error) => {
+                // Nothing names the new table yet; the next open would drop it too.
+                let _ = self.db.drop_table(&table);
+                return Err(error);
+            }
+        };
+        // A failed switch may still have committed (its sync failed after the record reached
+        // the log): the table and the file stay, and the next open keeps or removes them by
+        // what the database names.
+        if let Some(previous) = self.switch_to(meta, &table, &name)? {
+            self.dir.remove(&previous);
+        }
+        Ok(())
+    }
+
+    /// The install's one transaction (see the module docs); returns the replaced snapshot file.
+    fn switch_to(
+        &self,
+        meta: &Meta,
+        table: &str,
+        file: &str,
+    ) -> Result<Option<String>, RaftStoreError> {
         let meta_bytes = encode(TABLE_SM_META, meta)?;
         let applied = encode(TABLE_SM_META, &meta.last_log_id)?;
         let membership = encode(TABLE_SM_META, &meta.last_membership)?;
         transact(&self.db, Durability::Sync, |txn| {
-            let old: Vec<Vec<u8>> = txn
-                .iter(TABLE_SM_DATA)?
-                .map(|pair| pair.map(|(key, _)| key))
-                .collect::<artdb::Result<_>>()?;
-            for key in old {
-                txn.remove(TABLE_SM_DATA, &key)?;
-            }
-            snapshot::pairs(bytes, |key, value| {
-                txn.insert(TABLE_SM_DATA, key, value)
-                    .map_err(RaftStoreError::from)
-            })?;
+            let old_table = data_table_of(txn.get(TABLE_SM_META, KEY_DATA_TABLE)?)?.to_string();
+            let old_file = snapshot_file_in(txn)?;
+            txn.insert(TABLE_SM_META, KEY_DATA_TABLE, table.as_bytes())?;
             txn.insert(TABLE_SM_META, KEY_APPLIED, &applied)?;
             txn.insert(TABLE_SM_META, KEY_MEMBERSHIP, &membership)?;
-            Ok(store_snapshot(txn, &meta_bytes, bytes)?)
+            txn.insert(TABLE_SM_META, KEY_SNAPSHOT, &meta_bytes)?;
+            txn.insert(TABLE_SM_META, KEY_SNAPSHOT_FILE, file.as_bytes())?;
+            if txn.has_table(&old_table) {
+                txn.drop_table(&old_table)?;
+            }
+            Ok(old_file)
         })
     }
 
     fn current_snapshot(&self) -> Result<Option<Snapshot<TypeConfig>>, RaftStoreError> {
-        let read = self.db.read();
-        let Some(meta) = read_meta::<Meta>(&read, KEY_SNAPSHOT)? else {
-            return Ok(None);
-        };
-        let mut bytes = Vec::new();
-        for pair in read.table(TABLE_SM_SNAPSHOT)?.iter() {
-            bytes.extend_from_slice(pair?.1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (meta, name) = {
+                let read = self.db.read();
+                let Some(meta) = read_meta::<Meta>(&read, KEY_SNAPSHOT)? else {
+                    return Ok(None);
+                };
+                let name = read
+                    .get(TABLE_SM_META, KEY_SNAPSHOT_FILE)?
+                    .map(|bytes| name_of(bytes).map(str::to_string))
+                    .transpose()?
+                    .ok_or_else(|| RaftStoreError::Decode {
+                        table: TABLE_SM_META,
+                        reason: "a snapshot is recorded without its file".to_string(),
+                    })?;
+                (meta, name)
+            };
+            match self.dir.open_file(&name) {
+                Ok(file) => {
+                    return Ok(Some(Snapshot {
+                        meta,
+                        snapshot: Box::new(tokio::fs::File::from_std(file)),
+                    }))
+                }
+                Err(error)
+                    if error.kind() == std::io::ErrorKind::NotFound
+                        && attempt < OPEN_ATTEMPTS_MAX => {}
+                Err(error) => {
+                    return Err(RaftStoreError::Io {
+                        what: format!(
+                            "opening the snapshot file {}",
+                            self.dir.path().join(&name).display()
+                        ),
+                        error,
+                    })
+                }
+            }
         }
-        snapshot::check(&bytes)?;
-        Ok(Some(Snapshot {
-            meta,
-            snapshot: Box::new(Cursor::new(bytes)),
-        }))
     }
 }
 
@@ -232,7 +411,7 @@ impl Reader {
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, RaftStoreError> {
         let read = self.db.read();
-        Ok(read.get(TABLE_SM_DATA, key)?.map(<[u8]>::to_vec))
+        Ok(read.get(data_table(&read)?, key)?.map(<[u8]>::to_vec))
     }
 
     /// Up to `limit` pairs from `start` to `end`, in key order.
@@ -243,7 +422,7 @@ impl Reader {
         limit: usize,
     ) -> Result<Pairs, RaftStoreError> {
         let read = self.db.read();
-        let table = read.table(TABLE_SM_DATA)?;
+        let table = read.table(data_table(&read)?)?;
         let mut pairs = Vec::new();
         for pair in table.range::<[u8], _>((start, end)).take(limit) {
             let (key, value) = pair?;
@@ -255,7 +434,7 @@ impl Reader {
     /// Up to `limit` pairs whose keys start with `prefix`, in key order.
     pub fn prefix(&self, prefix: &[u8], limit: usize) -> Result<Pairs, RaftStoreError> {
         let read = self.db.read();
-        let table = read.table(TABLE_SM_DATA)?;
+        let table = read.table(data_table(&read)?)?;
         let mut pairs = Vec::new();
         for pair in table.prefix(prefix).take(limit) {
             let (key, value) = pair?;
@@ -274,7 +453,7 @@ impl Reader {
         let read = self.db.read();
         let applied = applied_of(&read)?.0;
         let mut pairs = Vec::new();
-        for pair in read.table(TABLE_SM_DATA)?.iter() {
+        for pair in read.table(data_table(&read)?)?.iter() {
             let (key, value) = pair?;
             pairs.push((key, value.to_vec()));
         }
@@ -285,40 +464,78 @@ impl Reader {
 /// Builds snapshots of a state machine; runs beside it (see the module docs).
 pub struct SnapshotBuilder {
     db: Arc<Db>,
+    dir: Arc<SnapshotDir>,
+}
+
+/// What recording a built snapshot did.
+enum Recorded {
+    /// It became the stored snapshot, replacing this file (if any).
+    Replaced(Option<String>),
+    /// A newer snapshot was stored already.
+    Superseded,
 }
 
 impl SnapshotBuilder {
     fn build(&self) -> Result<Snapshot<TypeConfig>, RaftStoreError> {
         let read = self.db.read();
         let (last_log_id, last_membership) = applied_of(&read)?;
-        let bytes = encode_data(&read)?;
+        let generation = self.dir.next_generation();
+        let name = self.dir.write_new(generation, |out| {
+            let mut encoder = snapshot::Encoder::to_writer(out)?;
+            for pair in read.table(data_table(&read)?)?.iter() {
+                let (key, value) = pair?;
+                encoder.push(&key, value)?;
+            }
+            encoder.finish().map(|_| ())
+        })?;
         drop(read);
-        let snapshot_id = match &last_log_id {
-            Some(id) => format!(
-                "{}-{}-{}",
-                id.leader_id.term, id.leader_id.node_id, id.index
-            ),
-            None => "empty".to_string(),
-        };
         let meta = Meta {
+            snapshot_id: snapshot_id(&last_log_id),
             last_log_id,
             last_membership,
-            snapshot_id,
         };
-        let meta_bytes = encode(TABLE_SM_META, &meta)?;
+        let file = match self.dir.open_file(&name) {
+            Ok(file) => file,
+            Err(error) => {
+                self.dir.remove(&name);
+                return Err(RaftStoreError::Io {
+                    what: format!(
+                        "opening the snapshot file {}",
+                        self.dir.path().join(&name).display()
+                    ),
+                    error,
+                });
+            }
+        };
+        // A failed record may still have committed (see `install`): the file stays, and the
+        // next open keeps or removes it by what the database names.
+        let recorded = self.record(&meta, &name)?;
+        // The open file stays readable after its name is removed.
+        match recorded {
+            Recorded::Replaced(Some(previous)) => self.dir.remove(&previous),
+            Recorded::Replaced(None) => {}
+            Recorded::Superseded => self.dir.remove(&name),
+        }
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(tokio::fs::File::from_std(file)),
+        })
+    }
+
+    fn record(&self, meta: &Meta, name: &str) -> Result<Recorded, RaftStoreError> {
+        let meta_bytes = encode(TABLE_SM_META, meta)?;
         transact(&self.db, Durability::Sync, |txn| {
             let stored: Option<Meta> = txn
                 .get(TABLE_SM_META, KEY_SNAPSHOT)?
                 .map(|bytes| decode(TABLE_SM_META, bytes))
                 .transpose()?;
             if stored.is_some_and(|stored| stored.last_log_id >= meta.last_log_id) {
-                return Ok(());
+                return Ok(Recorded::Superseded);
             }
-            Ok(store_snapshot(txn, &meta_bytes, &bytes)?)
-        })?;
-        Ok(Snapshot {
-            meta,
-            snapshot: Box::new(Cursor::new(bytes)),
+            let previous = snapshot_file_in(txn)?;
+            txn.insert(TABLE_SM_META, KEY_SNAPSHOT, &meta_bytes)?;
+            txn.insert(TABLE_SM_META, KEY_SNAPSHOT_FILE, name.as_bytes())?;
+            Ok(Recorded::Replaced(previous))
         })
     }
 }
@@ -353,20 +570,25 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     async fn get_snapshot_builder(&mut self) -> SnapshotBuilder {
         SnapshotBuilder {
             db: Arc::clone(&self.db),
+            dir: Arc::clone(&self.dir),
         }
     }
 
-    async fn begin_receiving_snapshot(&mut self) -> StoreResult<Box<Cursor<Vec<u8>>>> {
-        Ok(Box::new(Cursor::new(Vec::new())))
+    async fn begin_receiving_snapshot(&mut self) -> StoreResult<Box<tokio::fs::File>> {
+        let file = self
+            .dir
+            .begin_receiving()
+            .map_err(|e| storage_error(ErrorSubject::Snapshot(None), ErrorVerb::Write, e))?;
+        Ok(Box::new(tokio::fs::File::from_std(file)))
     }
 
     async fn install_snapshot(
         &mut self,
         meta: &Meta,
-        snapshot: Box<Cursor<Vec<u8>>>,
+        snapshot: Box<tokio::fs::File>,
     ) -> StoreResult<()> {
-        let bytes = snapshot.into_inner();
-        self.install(meta, &bytes).map_err(|e| {
+        let file = snapshot.into_std().await;
+        self.install(meta, file).map_err(|e| {
             storage_error(
                 ErrorSubject::Snapshot(Some(meta.signature())),
                 ErrorVerb::Write,

@@ -66,6 +66,8 @@ async fn run(log_store: &mut LogStore, state_machine: &mut StateMachine) -> Ackn
 }
 
 async fn crash_once(sync_offset: u64, mode: CrashMode) -> bool {
+    // The snapshot files live on a real directory: this test builds no snapshot.
+    let snapshots = tempfile::tempdir().expect("snapshot directory");
     let file = Arc::new(CrashStorage::new().expect("storage"));
     let log = Arc::new(file.sibling(&[]).expect("log storage"));
     let db = Db::create_in_with_log(
@@ -74,7 +76,8 @@ async fn crash_once(sync_offset: u64, mode: CrashMode) -> bool {
         artdb::Options::default(),
     )
     .expect("create");
-    let (mut log_store, mut state_machine) = artdb_raft::on_db(Arc::new(db)).expect("tables");
+    let (mut log_store, mut state_machine) =
+        artdb_raft::on_db(Arc::new(db), snapshots.path()).expect("tables");
     file.crash_at_sync(file.syncs() + sync_offset, mode);
     let acknowledged = run(&mut log_store, &mut state_machine).await;
     drop((log_store, state_machine));
@@ -84,7 +87,8 @@ async fn crash_once(sync_offset: u64, mode: CrashMode) -> bool {
     let log = file.sibling(&log.durable_image()).expect("log image");
     let db = Db::open_in_with_log(Arc::new(file), Arc::new(log), artdb::Options::default())
         .unwrap_or_else(|e| panic!("reopen after a crash at sync +{sync_offset} ({mode:?}): {e}"));
-    let (mut log_store, mut state_machine) = artdb_raft::on_db(Arc::new(db)).expect("tables");
+    let (mut log_store, mut state_machine) =
+        artdb_raft::on_db(Arc::new(db), snapshots.path()).expect("tables");
     if acknowledged.voted {
         assert_eq!(
             log_store.read_vote().await.expect("vote reads"),
