@@ -17,7 +17,8 @@
 //!   read on it returns the barrier written after the last write of its downtime (it caught up
 //!   with the leader's applied index);
 //! - a new node: bulk-load `--keys` keys (multi-key transactions), start a fourth node, add it
-//!   as a learner and promote it to voter; `add_s` from its start to the promotion.
+//!   as a learner and promote it to voter; `add_s` from its start to the promotion, and the new
+//!   member's peak resident memory (`VmHWM`) once it has caught up and been read back.
 //!
 //! Every read is checked against the value its key was written with (a value is a function of
 //! its key); a wrong or missing value fails the run. Without an `etcd` binary the run says so
@@ -174,6 +175,15 @@ impl Member {
             .map_err(|e| format!("cannot start {}: {e}", self.command[0]))?;
         self.child = Some(child);
         Ok(())
+    }
+
+    /// The process's peak resident memory (Linux `VmHWM`), in MiB.
+    fn peak_rss_mib(&self) -> Option<f64> {
+        let pid = self.child.as_ref()?.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
     }
 
     fn kill(&mut self) {
@@ -651,7 +661,8 @@ async fn kill_and_restart(cluster: &mut Cluster, down_writes: u64) -> Res<(f64, 
 }
 
 /// Starts a fourth member and makes it a voter: seconds from its start to its promotion.
-async fn add_member(cluster: &mut Cluster, keys: &[Vec<u8>]) -> Res<f64> {
+/// Adds a member; returns the seconds it took and the new member's peak memory in MiB.
+async fn add_member(cluster: &mut Cluster, keys: &[Vec<u8>]) -> Res<(f64, Option<f64>)> {
     let id = cluster.members.len() as u64 + 1;
     let start;
     match cluster.system {
@@ -746,7 +757,8 @@ async fn add_member(cluster: &mut Cluster, keys: &[Vec<u8>]) -> Res<f64> {
     let add_s = start.elapsed().as_secs_f64();
     cluster.barrier(3).await?;
     check_member(cluster, cluster.members.len() - 1, keys).await?;
-    Ok(add_s)
+    let peak = cluster.members.last().and_then(Member::peak_rss_mib);
+    Ok((add_s, peak))
 }
 
 // ---------------------------------------------------------------- the run
@@ -817,8 +829,11 @@ async fn run_system(
         push("bulk_load_keys_per_s", Some(LOAD_CLIENTS), load);
         let loaded: Vec<Vec<u8>> = (0..keys).map(|i| key_of("load", 0, i)).collect();
         progress(system, "a new node");
-        let add_s = add_member(&mut cluster, &loaded).await?;
+        let (add_s, peak_mib) = add_member(&mut cluster, &loaded).await?;
         push("add_node_s", None, add_s);
+        if let Some(peak_mib) = peak_mib {
+            push("add_node_peak_rss_mib", None, peak_mib);
+        }
     }
     cluster.stop();
     Ok(())
@@ -858,21 +873,22 @@ fn print_tables(rows: &[Row], systems: &[Sys]) {
         }
     }
     println!(
-        "\n{:<8} {:>14} {:>12} {:>9} {:>9} {:>12} {:>9}",
-        "system", "lin reads/s", "stale/s", "open s", "back s", "load keys/s", "add s"
+        "\n{:<8} {:>14} {:>12} {:>9} {:>9} {:>12} {:>9} {:>11}",
+        "system", "lin reads/s", "stale/s", "open s", "back s", "load keys/s", "add s", "new MiB"
     );
     for system in systems {
         let get =
             |metric, clients| value_of_row(rows, *system, metric, clients).unwrap_or(f64::NAN);
         println!(
-            "{:<8} {:>14.0} {:>12.0} {:>9.3} {:>9.3} {:>12.0} {:>9.3}",
+            "{:<8} {:>14.0} {:>12.0} {:>9.3} {:>9.3} {:>12.0} {:>9.3} {:>11.1}",
             system.name(),
             get("linearizable_reads_per_s", Some(READ_CLIENTS)),
             get("stale_reads_per_s", Some(READ_CLIENTS)),
             get("killed_open_s", None),
             get("killed_back_s", None),
             get("bulk_load_keys_per_s", Some(LOAD_CLIENTS)),
-            get("add_node_s", None)
+            get("add_node_s", None),
+            get("add_node_peak_rss_mib", None)
         );
     }
     let ratio = |metric, clients| {
