@@ -50,6 +50,21 @@ pub fn exit_code(error: &(dyn std::error::Error + 'static)) -> u8 {
     1
 }
 
+/// The message the CLI prints for `error`: the engine's, but where the engine's advice names a
+/// library call, the command that does it instead.
+pub fn message(error: &(dyn std::error::Error + 'static)) -> String {
+    match error.downcast_ref::<artdb::Error>() {
+        Some(artdb::Error::TableNotFound { name }) => {
+            let shown = show_bytes(name.as_bytes());
+            format!(
+                "no table named \"{shown}\"; `artdb table create FILE '{shown}'` makes it, \
+                 `artdb table list FILE` lists the tables"
+            )
+        }
+        _ => error.to_string(),
+    }
+}
+
 /// Options that never checkpoint on drop (commands that must not write unless they succeed,
 /// and commands that only read).
 #[allow(clippy::needless_update)] // Options grows fields (read-only opening, durability).

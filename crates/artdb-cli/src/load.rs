@@ -174,8 +174,15 @@ fn parse_text_line(line: &str, csv: bool, number: u64) -> Result<Pair, BoxError>
         line.split('\t').map(str::to_string).collect()
     };
     if fields.len() != 2 {
+        // A comma-separated file read as TSV is the likely cause of one field: say how to
+        // read it as CSV instead of leaving the user to find the option.
+        let hint = if !csv && fields.len() == 1 && line.contains(',') {
+            " (read as TSV, tab-separated; `--csv` reads CSV)"
+        } else {
+            ""
+        };
         return Err(format!(
-            "line {number}: expected 2 fields (key, value), found {}",
+            "line {number}: expected 2 fields (key, value), found {}{hint}",
             fields.len()
         )
         .into());

@@ -274,7 +274,7 @@ fn main() -> ExitCode {
         // The reader of standard output went away (`| head`): a normal end, as for `cat`.
         Err(error) if dbcommon::is_broken_pipe(&*error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("artdb: {error}");
+            eprintln!("artdb: {}", dbcommon::message(&*error));
             ExitCode::from(dbcommon::exit_code(&*error))
         }
     }

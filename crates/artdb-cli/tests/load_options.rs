@@ -58,3 +58,27 @@ fn load_reads_stdin_skips_a_header_and_defaults_the_table() {
     );
     assert!(stderr.contains("line 3"), "{stderr}");
 }
+
+/// A comma-separated standard input is read as TSV (`-` has no name to tell): the error names
+/// the way to read it as CSV.
+#[test]
+fn csv_on_stdin_read_as_tsv_names_the_csv_option() {
+    let dir = TempDir::new("load-csv-hint");
+    let db = dir.file("db.artdb");
+    let file = path_str(&db);
+    let out = artdb_with_input(&["load", file, "-", "--header"], b"key,value\na,1\n");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 2: expected 2 fields"), "{stderr}");
+    assert!(stderr.contains("`--csv` reads CSV"), "{stderr}");
+    let out = artdb_with_input(
+        &["load", file, "-", "--header", "--csv"],
+        b"key,value\na,1\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(ok(&["get", file, "a"]), "1\n");
+}

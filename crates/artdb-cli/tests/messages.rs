@@ -162,3 +162,27 @@ fn salvage_without_an_older_checkpoint_does_not_call_the_file_corrupt() {
     assert!(stderr.contains("without salvage"), "{stderr}");
     assert_eq!(ok(&["get", file, "k"]), "v\n");
 }
+
+/// Symptom: a read of a missing table said "create it first (tables: `artdb stats FILE`)",
+/// the engine's words, though the CLI has commands for both. Cause: `main` printed the
+/// engine's message as it is. Fixed by `dbcommon::message`.
+#[test]
+fn a_missing_table_names_the_commands_that_make_and_list_tables() {
+    let dir = TempDir::new("msg-table");
+    let db = dir.file("db.artdb");
+    let file = path_str(&db);
+    ok(&["create", file]);
+    for command in [
+        &["get", file, "--table", "orders", "k"][..],
+        &["scan", file, "--table", "orders"][..],
+    ] {
+        let stderr = fails(command, 1);
+        assert!(
+            stderr.contains(
+                "no table named \"orders\"; `artdb table create FILE 'orders'` makes it, \
+                 `artdb table list FILE` lists the tables"
+            ),
+            "{stderr}"
+        );
+    }
+}

@@ -504,7 +504,11 @@ impl fmt::Display for Error {
                 write!(f, "value of {len} bytes is longer than the limit of {max} bytes")
             }
             Error::TableNotFound { name } => {
-                write!(f, "no table named {name:?}; create it first (tables: `artdb stats FILE`)")
+                write!(
+                    f,
+                    "no table named {name:?}; create it first (`Db::create_table_if_missing`, \
+                     or `create_table` in a transaction); `Db::stats` lists the tables"
+                )
             }
             Error::TableExists { name } => write!(f, "a table named {name:?} already exists"),
             Error::InvalidTableName { name } => write!(
