@@ -22,7 +22,7 @@ use crate::error::{corrupt, io, CorruptionKind, Error, Result};
 use crate::format::*;
 use crate::page::{self, Expect, Guess, PageRef, Probe, StoredValue};
 use crate::top::{Top, TopBuilder};
-use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -175,8 +175,27 @@ impl Table {
     /// written once and renamed into place; replace a table by building a new one and renaming
     /// it, which leaves open maps of the old file intact).
     pub fn open(path: impl AsRef<Path>) -> Result<Table> {
-        let file = io("open the table file", File::open(path.as_ref()))?;
-        let len = io("read the table file's length", file.metadata())?.len();
+        // O_NONBLOCK: a FIFO's open returns at once instead of waiting for a writer, so it
+        // can be refused below (for a regular file the flag changes nothing).
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path.as_ref());
+        let file = io("open the table file", file)?;
+        let metadata = io("read the table file's length", file.metadata())?;
+        if !metadata.is_file() {
+            return Err(Error::Io {
+                operation: "open the table file",
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "it is {}, not a table file; give the path of a regular file",
+                        special_kind(&metadata)
+                    ),
+                ),
+            });
+        }
+        let len = metadata.len();
         if len == 0 {
             return Table::from_backing(Backing::Empty);
         }
@@ -637,5 +656,24 @@ impl Table {
     /// Whether the error is a corruption report (helper for tools).
     pub fn is_corruption(error: &Error) -> bool {
         matches!(error, Error::Corruption { .. })
+    }
+}
+
+/// What a file that is not a regular file is, in words.
+fn special_kind(metadata: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
     }
 }

@@ -282,3 +282,29 @@ fn a_resealed_header_with_impossible_figures_is_refused_at_open() {
     artdb_bitable::fuzz::reseal(&mut bytes);
     Table::from_bytes(bytes).expect("the undamaged header opens");
 }
+
+/// Symptom: `artdb bitable get` of a FIFO waited for a writer, then called whatever it read an
+/// empty table (and a directory failed at the memory map with "No such device"). Cause: open
+/// took any path `File::open` accepted and read its length. Fixed: the open does not wait
+/// (`O_NONBLOCK`) and refuses what is not a regular file, naming what it is.
+#[test]
+fn a_fifo_a_directory_or_a_device_is_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `name` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    for (path, what) in [
+        (fifo.as_path(), "a FIFO (named pipe)"),
+        (dir.path(), "a directory"),
+        (std::path::Path::new("/dev/null"), "a character device"),
+    ] {
+        let error = Table::open(path).err().expect("opened");
+        let message = error.to_string();
+        assert!(matches!(error, Error::Io { .. }), "{error:?}");
+        assert!(
+            message.contains(&format!("it is {what}, not a table file")),
+            "{message}"
+        );
+    }
+}

@@ -438,6 +438,8 @@ pub fn open_table(file: &Path) -> Result<Table, BoxError> {
             )
             .into())
         }
+        // A FIFO, socket or device: the table's open names what it is.
+        Ok(metadata) if !metadata.is_file() => {}
         Ok(metadata) if metadata.len() == 0 => {
             return Err(format!("{} is empty, not a bitable file", file.display()).into())
         }

@@ -2,22 +2,22 @@
 //! load commits nothing and leaves no file, a damaged file makes `stats` fail, a closed pipe is a
 //! normal end, a killed `bitable build` leaves no temporary file for long, a damaged newest
 //! checkpoint points at `--salvage`. Regression tests run against the `artdb` binary, one per
-//! item of the CLI report they came from (items 3, 4, 5, 6, 2 and the CLI messages of 9):
+//! problem of the CLI report they came from:
 //!
-//! - Item 3, `load` not atomic. Symptom: into an empty table, a malformed line after 100,000 good
+//! - `load` was not atomic. Symptom: into an empty table, a malformed line after 100,000 good
 //!   ones left those 100,000 pairs committed and durable (exit 1). Cause: the input iterator
 //!   stopped early at the bad line and the engine's bulk load finished and checkpointed what it
 //!   had been given. Fixed by `Db::bulk_load_try` (fallible input; the first error abandons the
 //!   written pages) and by the CLI undoing the table and file it created.
-//! - Item 4, `stats` on a damaged file printed wrong figures with exit 0. Cause: the tree-shape
+//! - `stats` on a damaged file printed wrong figures with exit 0. Cause: the tree-shape
 //!   walk skips nodes it cannot read. Fixed by running verify's checks and exiting 4.
-//! - Item 5, a closed pipe panicked (exit 101). Cause: `println!` panics on EPIPE. Fixed by
+//! - A closed pipe panicked (exit 101). Cause: `println!` panics on EPIPE. Fixed by
 //!   writing through `outln!` (an `io::Result`) and treating `BrokenPipe` as a normal end.
-//! - Item 6, killed `bitable build` left `.NAME.PID-N.building` forever. Fixed by removing the
+//! - A killed `bitable build` left `.NAME.PID-N.building` forever. Fixed by removing the
 //!   temporary files of dead processes at the next build of NAME and in `bitable verify`.
-//! - Item 2 (CLI): a damaged newest checkpoint is an error that points at `--salvage`, which
+//! - A damaged newest checkpoint is an error that points at `--salvage`, which
 //!   reads the previous checkpoint read-only (and is refused by the commands that write).
-//! - Item 9 (CLI): invalid UTF-8 in a load named no line; `bitable get` on a directory said "No
+//! - Invalid UTF-8 in a load named no line; `bitable get` on a directory said "No
 //!   such device"; `bitable get` of an absent key exited 2 (clap's usage code) where `get`
 //!   exits 3.
 
@@ -49,7 +49,7 @@ fn table_names(file: &str) -> Vec<String> {
 }
 
 #[test]
-fn item3_failed_load_into_new_file_leaves_no_file() {
+fn failed_load_into_new_file_leaves_no_file() {
     let dir = TempDir::new("i3-newfile");
     let db = dir.file("new.artdb");
     let input = dir.file("bad.tsv");
@@ -70,7 +70,7 @@ fn item3_failed_load_into_new_file_leaves_no_file() {
 }
 
 #[test]
-fn item3_failed_load_leaves_existing_database_as_it_was() {
+fn failed_load_leaves_existing_database_as_it_was() {
     let dir = TempDir::new("i3-existing");
     let db = dir.file("db.artdb");
     let file = path_str(&db);
@@ -111,7 +111,7 @@ fn item3_failed_load_leaves_existing_database_as_it_was() {
 }
 
 #[test]
-fn item3_failed_load_into_existing_empty_table_keeps_it_empty() {
+fn failed_load_into_existing_empty_table_keeps_it_empty() {
     let dir = TempDir::new("i3-empty-table");
     let db = dir.file("db.artdb");
     let file = path_str(&db);
@@ -133,7 +133,7 @@ fn item3_failed_load_into_existing_empty_table_keeps_it_empty() {
 }
 
 #[test]
-fn item4_stats_on_a_damaged_file_fails() {
+fn stats_on_a_damaged_file_fails() {
     let dir = TempDir::new("i4");
     let db = dir.file("db.artdb");
     let file = path_str(&db);
@@ -191,7 +191,7 @@ fn with_closed_pipe(args: &[&str], keep: usize) -> (Option<i32>, String) {
 }
 
 #[test]
-fn item5_closed_pipe_is_a_normal_end() {
+fn closed_pipe_is_a_normal_end() {
     let dir = TempDir::new("i5");
     let db = dir.file("db.artdb");
     let file = path_str(&db);
@@ -254,7 +254,7 @@ fn building_files(dir: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
-fn item6_killed_bitable_build_leaves_nothing_for_long() {
+fn killed_bitable_build_leaves_nothing_for_long() {
     if !std::path::Path::new("/proc/self").exists() {
         eprintln!("skipped: stale temporary files are told by /proc, which is not mounted");
         return;
@@ -311,7 +311,7 @@ fn item6_killed_bitable_build_leaves_nothing_for_long() {
 }
 
 #[test]
-fn item9_load_invalid_utf8_names_the_line_and_the_escapes() {
+fn load_invalid_utf8_names_the_line_and_the_escapes() {
     let dir = TempDir::new("i9-utf8");
     let db = dir.file("db.artdb");
     for (name, sep) in [("in.tsv", b'\t'), ("in.csv", b',')] {
@@ -336,7 +336,7 @@ fn item9_load_invalid_utf8_names_the_line_and_the_escapes() {
 }
 
 #[test]
-fn item9_bitable_get_messages_and_exit_codes() {
+fn bitable_get_messages_and_exit_codes() {
     let dir = TempDir::new("i9-bitable");
     let table = dir.file("t.bt");
     let built = artdb_with_input(&["bitable", "build", path_str(&table)], b"a\t1\nb\t2\n");
@@ -361,7 +361,7 @@ fn item9_bitable_get_messages_and_exit_codes() {
 }
 
 #[test]
-fn item2_damaged_newest_checkpoint_fails_and_salvage_reads_the_previous() {
+fn damaged_newest_checkpoint_fails_and_salvage_reads_the_previous() {
     const PAGE: usize = 32 * 1024;
     let dir = TempDir::new("i2");
     let db = dir.file("db.artdb");
@@ -457,6 +457,45 @@ fn a_fifo_or_a_device_is_no_database_file() {
             assert!(!output.status.success(), "{args:?} succeeded: {stderr}");
             assert!(
                 stderr.contains(what) && stderr.contains("not a database file"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}
+
+/// The same for the bitable commands: `bitable get` of a FIFO said the file "is empty" (its
+/// length is 0) and of /dev/null the same.
+#[test]
+fn a_fifo_or_a_device_is_no_bitable_file() {
+    let dir = TempDir::new("not-regular-bitable");
+    let fifo = dir.file("pipe.bt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    for (path, what) in [
+        (path_str(&fifo), "a FIFO"),
+        ("/dev/null", "a character device"),
+    ] {
+        for args in [
+            vec!["bitable", "get", path, "k"],
+            vec!["bitable", "stats", path],
+            vec!["bitable", "verify", path],
+        ] {
+            let (done, finished) = std::sync::mpsc::channel();
+            let run = args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+            std::thread::spawn(move || {
+                let run: Vec<&str> = run.iter().map(String::as_str).collect();
+                let _ = done.send(artdb(&run));
+            });
+            let output = finished
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{args:?} still runs after 60 s"));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!output.status.success(), "{args:?} succeeded: {stderr}");
+            assert!(
+                stderr.contains(what) && stderr.contains("not a table file"),
                 "{args:?}: {stderr}"
             );
         }

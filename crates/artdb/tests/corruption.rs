@@ -340,3 +340,70 @@ fn damaged_metadata_of_the_newest_checkpoint_fails_open_and_salvage_reads_the_pr
         assert!(matches!(db.checkpoint(), Err(Error::ReadOnly)));
     }
 }
+
+/// Symptom: one damaged page was reported up to five times by verify: its checksum, the space
+/// accounting's walk stopped at it, and each node of each table reached through it. Cause: the
+/// three checks each reported what they met. Fixed in `Db::verify`: a page whose checksum
+/// failed is reported once, what fails only because of it is left out or, for a table's
+/// unreadable nodes, summed up in one line per table.
+#[test]
+fn a_damaged_page_is_reported_once_with_one_line_per_table_it_cuts() {
+    let (storage, db) = memory_db();
+    db.create_table("t").unwrap();
+    let mut batch = db.write().unwrap();
+    for i in 0u32..20_000 {
+        let key = format!("key{i:07}");
+        batch
+            .insert("t", key.as_bytes(), format!("value {i}").as_bytes())
+            .unwrap();
+    }
+    batch.commit().unwrap();
+    db.close().unwrap();
+    let clean = storage.image();
+    let mut damaged_pages = 0;
+    for page in 1..clean.len() / PAGE {
+        let mut image = clean.clone();
+        image[page * PAGE + 100] ^= 0x5A;
+        let Ok((_, db)) = open_image(&image) else {
+            continue;
+        };
+        let report = db.verify().unwrap();
+        let at_page = |problem: &Error| match problem {
+            Error::Corruption { at, .. } if *at != 0 => Some(*at as usize / PAGE),
+            _ => None,
+        };
+        let checksum_failed = report.problems.iter().any(|problem| {
+            matches!(
+                problem,
+                Error::Corruption {
+                    kind: CorruptionKind::PageChecksum,
+                    ..
+                }
+            ) && at_page(problem) == Some(page)
+        });
+        if !checksum_failed {
+            continue;
+        }
+        damaged_pages += 1;
+        let naming_the_page = report
+            .problems
+            .iter()
+            .filter(|problem| at_page(problem) == Some(page))
+            .count();
+        assert_eq!(naming_the_page, 1, "page {page}: {report}");
+        let unreadable = report
+            .problems
+            .iter()
+            .filter(|problem| problem.to_string().contains("cannot be read"))
+            .count();
+        assert!(unreadable <= 1, "page {page}: {report}");
+        // What the damage costs is still said: the keys the walk could not reach.
+        if unreadable == 1 {
+            assert!(
+                report.to_string().contains("keys but"),
+                "page {page}: {report}"
+            );
+        }
+    }
+    assert!(damaged_pages > 0, "no flip failed a page checksum");
+}

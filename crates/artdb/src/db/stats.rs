@@ -224,15 +224,26 @@ impl Db {
         }
         self.shared.refuse_on_batch_thread("Db::verify")?;
         let mut report = VerifyReport::default();
+        // Pages whose checksum failed: what else fails because of them is reported once.
+        let mut damaged: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
         {
             let _checkpointing = self.shared.checkpoint_lock.lock();
             let mut state = self.shared.writer.lock();
             let (problems, notes) = state.store.verify_superblocks()?;
             report.problems.extend(problems);
             report.notes.extend(notes);
-            report.problems.extend(state.store.verify_pages()?);
+            let pages = state.store.verify_pages()?;
+            damaged.extend(pages.iter().filter_map(damaged_page));
+            report.problems.extend(pages);
             if !state.needs_checkpoint() {
-                report.problems.extend(state.verify_space_accounting()?);
+                // A walk stopped by a page reported damaged above says nothing new.
+                let accounting = state.verify_space_accounting()?;
+                report
+                    .problems
+                    .extend(accounting.into_iter().filter(|problem| {
+                        !matches!(problem, Error::Corruption { at, .. }
+                        if damaged.contains(&(at / crate::store::PAGE_SIZE)))
+                    }));
             }
         }
         let published = Arc::clone(&self.shared.published.read());
@@ -240,14 +251,61 @@ impl Db {
             report.tables_checked += 1;
             report.keys_checked += snapshot.len();
             if let Err(violations) = snapshot.verify() {
+                // Nodes in pages reported damaged: one line per table (how many, and the
+                // first), not one per node reached through the page.
+                let mut in_damaged: Option<(usize, String, usize)> = None;
                 for violation in violations {
+                    if let artdb_art::Violation::Unreadable {
+                        error: artdb_art::Error::Persisted { offset, .. },
+                        ..
+                    } = &violation
+                    {
+                        if damaged.contains(&(offset / crate::store::PAGE_SIZE)) {
+                            match &mut in_damaged {
+                                Some((count, _, _)) => *count += 1,
+                                None => {
+                                    let at = report.problems.len();
+                                    in_damaged = Some((1, violation.to_string(), at));
+                                }
+                            }
+                            continue;
+                        }
+                    }
                     report.problems.push(Error::Corruption {
                         at: 0,
                         kind: CorruptionKind::Invariant(format!("table {name:?}: {violation}")),
                     });
                 }
+                // In the place of the first, so the report reads cause before consequence.
+                if let Some((count, first, at)) = in_damaged {
+                    let text = match count {
+                        1 => format!("table {name:?}: {first}"),
+                        _ => format!(
+                            "table {name:?}: {count} nodes in damaged pages are unreadable, the \
+                             first: {first}"
+                        ),
+                    };
+                    report.problems.insert(
+                        at,
+                        Error::Corruption {
+                            at: 0,
+                            kind: CorruptionKind::Invariant(text),
+                        },
+                    );
+                }
             }
         }
         Ok(report)
+    }
+}
+
+/// The page of a problem that is a page's checksum failing.
+fn damaged_page(problem: &Error) -> Option<u64> {
+    match problem {
+        Error::Corruption {
+            at,
+            kind: CorruptionKind::PageChecksum,
+        } => Some(at / crate::store::PAGE_SIZE),
+        _ => None,
     }
 }
