@@ -32,7 +32,7 @@ pub use write::WriteTxn;
 
 use crate::engine::catalog;
 pub(crate) use crate::engine::{
-    check_table_name, checkpoint_beside_commits, Pins, Published, Settings, Shared, TableState,
+    check_table_name, checkpoint_beside_commits, Live, Published, Settings, Shared, TableState,
     WriterState,
 };
 use crate::error::{from_tree, CorruptionKind, Error, Result};
@@ -892,13 +892,12 @@ impl Db {
 
 impl Shared {
     /// A read transaction: the published version and a pin of *its* epoch, taken together
-    /// under the publish lock's read side (see `engine/pins.rs`). Every way of taking a snapshot of the
+    /// under the publish lock's read side (see `engine/live.rs`). Every way of taking a snapshot of the
     /// published state for a reader must go through here.
     pub(crate) fn read(&self) -> ReadTxn {
         let published = self.published.read();
-        let pin = Pins::pin(&self.pins, published.epoch);
-        let live = crate::engine::Live::register(&self.live, published.seq, published.epoch, false);
-        ReadTxn::new(Arc::clone(&published), pin, live)
+        let pin = Live::pin(&self.live, published.epoch);
+        ReadTxn::new(Arc::clone(&published), pin)
     }
 }
 

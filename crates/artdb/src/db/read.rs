@@ -6,7 +6,7 @@
 //! its version can reach from being rewritten; the tree's snapshot keeps its heap nodes).
 
 use super::Published;
-use crate::engine::{LiveGuard, Pin};
+use crate::engine::Pin;
 use crate::error::{from_tree, Error, Result};
 use artdb_art::{PointReader, Snapshot};
 use std::ops::RangeBounds;
@@ -33,15 +33,13 @@ use std::sync::Arc;
 pub struct ReadTxn {
     published: Arc<Published>,
     _pin: Pin,
-    _live: LiveGuard,
 }
 
 impl ReadTxn {
-    pub(crate) fn new(published: Arc<Published>, pin: Pin, live: LiveGuard) -> ReadTxn {
+    pub(crate) fn new(published: Arc<Published>, pin: Pin) -> ReadTxn {
         ReadTxn {
             published,
             _pin: pin,
-            _live: live,
         }
     }
 

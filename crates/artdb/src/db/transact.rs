@@ -2,7 +2,7 @@
 //! ([`Db::transact`]); the transactions themselves are `txn`'s.
 
 use super::{Db, ReadTxn};
-use crate::engine::{Live, Pins};
+use crate::engine::Live;
 use crate::error::{Error, Result};
 use crate::txn::{backoff, Transaction, WriteOptions};
 use std::sync::Arc;
@@ -14,8 +14,8 @@ impl Db {
         let shared = &self.shared;
         let published = shared.published.read();
         let epoch = published.epoch;
-        let pin = Pins::pin(&shared.pins, epoch);
-        let live = Live::register(&shared.live, published.seq, epoch, true);
+        let pin = Live::pin(&shared.live, epoch);
+        let live = Live::register_writer(&shared.live, published.seq);
         let snapshot = Arc::clone(&published);
         drop(published);
         Ok(Transaction::new(

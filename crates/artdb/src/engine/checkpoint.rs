@@ -3,7 +3,7 @@
 //! The checkpoint (`WriterState::checkpoint`): persist each changed table's heap nodes
 //! post-order through the store's page writer, commit the store (blobs, sync, superblock, sync),
 //! then switch each tree onto its persisted root and republish, advancing the epoch in the same
-//! step as the publish (see `pins.rs` for why). A failure before the store commit leaves the
+//! step as the publish (see `live.rs` for why). A failure before the store commit leaves the
 //! trees as they were; an I/O failure poisons the store. A checkpoint first flushes the pipeline
 //! (every commit durable and published), and after its superblock is durable recycles the log.
 //! `Db::checkpoint` and the automatic checkpoint (`checkpoint_beside_commits`) adopt and
@@ -100,7 +100,7 @@ impl Shared {
         if state.needs_checkpoint() {
             total = state.checkpoint(self, false)?;
         }
-        if self.pins.min().is_some() || self.other_process_oldest().is_some() {
+        if self.live.min_epoch().is_some() || self.other_process_oldest().is_some() {
             total.compaction = Compaction::SnapshotHeld;
             return Ok(total);
         }
@@ -137,7 +137,7 @@ impl Shared {
         // Frees the old version (what no snapshot reaches) and cuts the free tail.
         let step = state.checkpoint(self, false)?;
         add(&mut total, step);
-        if self.pins.min().is_some() || self.other_process_oldest().is_some() {
+        if self.live.min_epoch().is_some() || self.other_process_oldest().is_some() {
             // A snapshot taken before the first copy was published: the old version stays
             // until it ends, and a later checkpoint frees and cuts it.
             return Ok(total);

@@ -4,7 +4,8 @@
 //!
 //! - `state.rs`: [`Shared`] (both locks, the pins, the live snapshots, the commit pipeline) and
 //!   [`WriterState`] (behind the writer lock: the store, the trees, the history, the log).
-//! - `pins.rs` and `live.rs`: the epochs live readers pin, and the snapshots in use.
+//! - `live.rs` (with `shards.rs`): the snapshots in use, the epochs they pin, and the write
+//!   transactions' starts.
 //! - `history.rs` (with `keys.rs`): what committed transactions wrote, for `txn`'s validation.
 //! - `checkpoint.rs`: the checkpoint (blocking, beside commits, at close, for a bypassing
 //!   commit) and compaction.
@@ -18,15 +19,14 @@ mod checkpoint;
 mod history;
 pub(crate) mod keys;
 mod live;
-mod pins;
 mod recovery;
+mod shards;
 mod state;
 
 pub(crate) use checkpoint::checkpoint_beside_commits;
 pub use checkpoint::{CheckpointStats, Compaction};
 pub(crate) use history::{indexed_total, History, Record, Written};
-pub(crate) use live::{Live, LiveGuard};
-pub(crate) use pins::{Pin, Pins};
+pub(crate) use live::{Live, LiveGuard, Pin};
 #[cfg(test)]
 pub(crate) use state::CheckpointHook;
 #[cfg(test)]

@@ -12,7 +12,6 @@
 //! log).
 
 use super::checkpoint::{checkpoint_after_commit, checkpoint_for_bypass};
-use super::pins::Pins;
 use super::{Durability, History, Live};
 use crate::error::{Error, FileRole, Result};
 use crate::io::Storage;
@@ -93,7 +92,7 @@ pub(crate) struct Published {
     /// The commit sequence number of the last commit this state shows (history.rs).
     pub(crate) seq: u64,
     /// The epoch of this version: the number of checkpoints published before it, plus one. A
-    /// reader pins exactly this (see `engine/pins.rs`): pages released by the checkpoint of epoch `e`
+    /// reader pins exactly this (see `engine/live.rs`): pages released by the checkpoint of epoch `e`
     /// are unreachable from every version of epoch `> e`.
     pub(crate) epoch: u64,
 }
@@ -131,7 +130,6 @@ pub(crate) struct WriterState {
 pub(crate) struct Shared {
     pub(crate) writer: Mutex<WriterState>,
     pub(crate) published: RwLock<Arc<Published>>,
-    pub(crate) pins: Arc<Pins>,
     pub(crate) source: Arc<PageSource>,
     /// Live snapshots (read and write transactions).
     pub(crate) live: Arc<Live>,
@@ -218,7 +216,6 @@ impl Shared {
         Shared {
             writer: Mutex::new(state),
             published: RwLock::new(published),
-            pins: Arc::new(Pins::default()),
             source,
             live: Arc::default(),
             pipeline,
@@ -261,7 +258,7 @@ impl Shared {
     /// The pin a checkpoint honours: the oldest of this process's snapshots and of other
     /// processes' readers.
     pub(crate) fn pinned_epoch_min(&self, state: &WriterState) -> Option<u64> {
-        match (self.pins.min(), self.other_process_pin(state)) {
+        match (self.live.min_epoch(), self.other_process_pin(state)) {
             (Some(own), Some(other)) => Some(own.min(other)),
             (own, other) => own.or(other),
         }
