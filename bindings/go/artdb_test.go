@@ -159,3 +159,53 @@ func TestConcurrentUpdatesRetryConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// GetInto copies into the caller's buffer when the value fits, reads a longer one into a
+// buffer of its own, tells an absent key by nil (an empty value is not nil), and refuses a
+// closed database and a missing table.
+func TestGetIntoFitsOrGrows(t *testing.T) {
+	db, _ := openTemp(t)
+	long := make([]byte, 10000)
+	for i := range long {
+		long[i] = byte(i * 7)
+	}
+	err := db.Update(func(tx *Tx) error {
+		if err := tx.Put("t", []byte("short"), []byte("value")); err != nil {
+			return err
+		}
+		if err := tx.Put("t", []byte("empty"), []byte{}); err != nil {
+			return err
+		}
+		return tx.Put("t", []byte("long"), long)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	got, err := db.GetInto("t", []byte("short"), buf)
+	if err != nil || string(got) != "value" || &got[0] != &buf[0] {
+		t.Fatalf("short: %q, %v (in buf: %v)", got, err, len(got) > 0 && &got[0] == &buf[0])
+	}
+	got, err = db.GetInto("t", []byte("long"), buf)
+	if err != nil || string(got) != string(long) {
+		t.Fatalf("long: %d bytes, %v", len(got), err)
+	}
+	if got, err = db.GetInto("t", []byte("long"), nil); err != nil || len(got) != len(long) {
+		t.Fatalf("long into nil: %d bytes, %v", len(got), err)
+	}
+	if got, err = db.GetInto("t", []byte("empty"), buf); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("empty value: %q (nil %v), %v", got, got == nil, err)
+	}
+	if got, err = db.GetInto("t", []byte("absent"), buf); err != nil || got != nil {
+		t.Fatalf("absent: %q, %v", got, err)
+	}
+	if _, err = db.GetInto("missing", []byte("k"), buf); !errors.Is(err, ErrNoTable) {
+		t.Fatalf("missing table: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = db.GetInto("t", []byte("short"), buf); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed: %v", err)
+	}
+}

@@ -79,6 +79,27 @@ static int artdbgo_db_get(const artdb_db *db, const char *table, const uint8_t *
 	artdb_read_end(read);
 	return code;
 }
+
+// A point read on a snapshot of its own, copied into the caller's buffer: begin, get, copy out
+// (when the value fits in cap bytes), end, in one crossing. *found is 0 when the key is
+// absent; *value_len is the value's length whether it fitted or not.
+static int artdbgo_db_get_into(const artdb_db *db, const char *table, const uint8_t *key,
+                               size_t key_len, uint8_t *buf, size_t cap, size_t *value_len,
+                               int *found) {
+	artdb_read *read;
+	*found = 0; *value_len = 0;
+	int code = artdb_read_begin(db, &read);
+	if (code != ARTDB_OK) return code;
+	artdb_val value;
+	code = artdb_read_get(read, table, key, key_len, &value);
+	if (code == ARTDB_OK) {
+		*found = 1;
+		*value_len = value.len;
+		if (value.len && value.len <= cap) memcpy(buf, value.data, value.len);
+	}
+	artdb_read_end(read);
+	return code;
+}
 */
 import "C"
 
@@ -136,6 +157,42 @@ func (db *DB) Get(table string, key []byte) ([]byte, error) {
 	}
 	defer C.free(unsafe.Pointer(value))
 	return C.GoBytes(unsafe.Pointer(value), C.int(valueLen)), nil
+}
+
+// GetInto reads key's value in table into buf, on a snapshot of its own, and returns it as
+// buf[:n]; a value longer than len(buf) is read again into a buffer of its length (the
+// result then is not buf). nil when the key is absent. One crossing into C and no allocation
+// when the value fits: for readers that decode a value at once and reuse their buffer (the
+// YCSB driver), where Get's copy would be garbage for the collector.
+func (db *DB) GetInto(table string, key, buf []byte) ([]byte, error) {
+	handle, err := db.handle()
+	if err != nil {
+		return nil, err
+	}
+	ctable, release := db.tableName(table)
+	defer release()
+	k, klen := bytesPtr(key)
+	for {
+		var into *C.uint8_t
+		if len(buf) > 0 {
+			into = (*C.uint8_t)(unsafe.Pointer(&buf[0]))
+		}
+		var valueLen C.size_t
+		var found C.int
+		err = call(func() C.int {
+			return absentIsOK(C.artdbgo_db_get_into(handle, ctable, k, klen, into,
+				C.size_t(len(buf)), &valueLen, &found))
+		})
+		if err != nil || found == 0 {
+			return nil, err
+		}
+		if int(valueLen) <= len(buf) {
+			return buf[:valueLen:valueLen], nil
+		}
+		// Longer than buf: read it again into a buffer of its size (it may have changed in
+		// between; the loop ends when a read fits).
+		buf = make([]byte, valueLen)
+	}
 }
 
 func (tx *ReadTx) live() error {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	artdb "artdb.dev/artdb"
 	"artdb.dev/artdb/ycsb/kv"
@@ -54,13 +55,23 @@ func (creator) Create(p *properties.Properties) (ycsb.DB, error) {
 	return kv.New(&store{db: db}, p), nil
 }
 
+// readBuffers are the buffers point reads copy values into: found decodes (and copies) a
+// value before Get returns, so a buffer is reused and a read leaves no garbage behind.
+var readBuffers = sync.Pool{New: func() any { buf := make([]byte, 4096); return &buf }}
+
 func (s *store) Get(table string, key []byte, found func([]byte) error) error {
-	value, err := s.db.Get(table, key)
+	buf := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(buf)
+	value, err := s.db.GetInto(table, key, *buf)
 	if err != nil {
 		return err
 	}
 	if value == nil {
 		return kv.ErrNotFound
+	}
+	if cap(value) > cap(*buf) {
+		// A value longer than the buffer: keep the longer buffer for the next read.
+		*buf = value[:cap(value)]
 	}
 	return found(value)
 }
