@@ -105,6 +105,7 @@ impl Live {
     pub fn min_epoch(&self) -> Option<u64> {
         self.snapshots
             .each(|part| part.all.values().map(|&(_, epoch)| epoch).min())
+            .into_iter()
             .flatten()
             .min()
     }
@@ -121,19 +122,16 @@ impl Live {
 
     /// Number of live snapshots (read transactions and write transactions).
     pub fn count(&self) -> usize {
-        self.snapshots.each(|part| part.all.len()).sum()
+        self.snapshots.each(|part| part.all.len()).into_iter().sum()
     }
 
     /// The oldest live snapshot, if any: the earliest taken, and the smallest epoch pinned.
     pub fn oldest(&self) -> Option<Oldest> {
-        let parts: Vec<(Option<Instant>, Option<u64>)> = self
-            .snapshots
-            .each(|part| {
-                let taken = part.all.values().next().map(|&(taken, _)| taken);
-                let epoch = part.all.values().map(|&(_, epoch)| epoch).min();
-                (taken, epoch)
-            })
-            .collect();
+        let parts: Vec<(Option<Instant>, Option<u64>)> = self.snapshots.each(|part| {
+            let taken = part.all.values().next().map(|&(taken, _)| taken);
+            let epoch = part.all.values().map(|&(_, epoch)| epoch).min();
+            (taken, epoch)
+        });
         let taken = parts.iter().filter_map(|part| part.0).min()?;
         let epoch = parts.iter().filter_map(|part| part.1).min()?;
         Some(Oldest {

@@ -48,15 +48,11 @@ impl<T> Sharded<T> {
     }
 
     /// Every part, locked one after another (never two at once).
-    pub fn each<R>(&self, mut f: impl FnMut(&mut T) -> R) -> impl Iterator<Item = R> + '_
-    where
-        R: 'static,
-    {
-        let mut out = Vec::with_capacity(SHARDS);
-        for part in &self.parts {
-            out.push(f(&mut part.0.lock()));
-        }
-        out.into_iter()
+    pub fn each<R>(&self, mut f: impl FnMut(&mut T) -> R) -> Vec<R> {
+        self.parts
+            .iter()
+            .map(|part| f(&mut part.0.lock()))
+            .collect()
     }
 }
 
@@ -83,7 +79,7 @@ mod tests {
         for index in 0..SHARDS {
             *sharded.lock(index) = index as u64 + 1;
         }
-        let sum: u64 = sharded.each(|part| *part).sum();
+        let sum: u64 = sharded.each(|part| *part).into_iter().sum();
         assert_eq!(sum, (1..=SHARDS as u64).sum());
     }
 }
