@@ -196,6 +196,13 @@ func TestGetIntoFitsOrGrows(t *testing.T) {
 	if got, err = db.GetInto("t", []byte("empty"), buf); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("empty value: %q (nil %v), %v", got, got == nil, err)
 	}
+	// Get is the same read with no buffer of the caller's: every value is a new slice.
+	if got, err = db.Get("t", []byte("empty")); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("Get of an empty value: %q (nil %v), %v", got, got == nil, err)
+	}
+	if got, err = db.Get("t", []byte("long")); err != nil || string(got) != string(long) {
+		t.Fatalf("Get long: %d bytes, %v", len(got), err)
+	}
 	if got, err = db.GetInto("t", []byte("absent"), buf); err != nil || got != nil {
 		t.Fatalf("absent: %q, %v", got, err)
 	}

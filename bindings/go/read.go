@@ -58,44 +58,26 @@ static int artdbgo_cursor_fill(artdb_cursor *cursor, int move, const uint8_t *ke
 	return ARTDB_OK;
 }
 
-// A point read on a snapshot of its own: begin, get, copy out, end, in one crossing. The value
-// is copied into malloc'ed memory (freed by the caller) because the snapshot ends here.
+// A point read on a snapshot of its own: begin, get, copy out, end, in one crossing. The
+// value is copied into buf when it fits in cap bytes, else into malloc'ed memory (freed by the
+// caller), because the snapshot ends here; *out says where it is. *found is 0 when the key is
+// absent.
 static int artdbgo_db_get(const artdb_db *db, const char *table, const uint8_t *key,
-                          size_t key_len, uint8_t **value, size_t *value_len) {
+                          size_t key_len, uint8_t *buf, size_t cap, artdb_val *out, int *found) {
 	artdb_read *read;
-	int code = artdb_read_begin(db, &read);
-	if (code != ARTDB_OK) return code;
-	artdb_val found;
-	code = artdb_read_get(read, table, key, key_len, &found);
-	if (code == ARTDB_OK) {
-		*value = malloc(found.len ? found.len : 1);
-		if (*value == NULL) {
-			code = ARTDB_INTERNAL;
-		} else {
-			if (found.len) memcpy(*value, found.data, found.len);
-			*value_len = found.len;
-		}
-	}
-	artdb_read_end(read);
-	return code;
-}
-
-// A point read on a snapshot of its own, copied into the caller's buffer: begin, get, copy out
-// (when the value fits in cap bytes), end, in one crossing. *found is 0 when the key is
-// absent; *value_len is the value's length whether it fitted or not.
-static int artdbgo_db_get_into(const artdb_db *db, const char *table, const uint8_t *key,
-                               size_t key_len, uint8_t *buf, size_t cap, size_t *value_len,
-                               int *found) {
-	artdb_read *read;
-	*found = 0; *value_len = 0;
+	*found = 0; out->data = NULL; out->len = 0;
 	int code = artdb_read_begin(db, &read);
 	if (code != ARTDB_OK) return code;
 	artdb_val value;
 	code = artdb_read_get(read, table, key, key_len, &value);
 	if (code == ARTDB_OK) {
-		*found = 1;
-		*value_len = value.len;
-		if (value.len && value.len <= cap) memcpy(buf, value.data, value.len);
+		uint8_t *into = value.len <= cap ? buf : malloc(value.len);
+		if (into == NULL && value.len) {
+			code = ARTDB_INTERNAL;
+		} else {
+			if (value.len) memcpy(into, value.data, value.len);
+			*found = 1; out->data = into; out->len = value.len;
+		}
 	}
 	artdb_read_end(read);
 	return code;
@@ -138,33 +120,20 @@ func (db *DB) View(fn func(tx *ReadTx) error) error {
 // Get reads key of table on a snapshot of its own: a copy of the value, or nil when absent.
 // One crossing into C instead of View's three, for callers that read one key at a time.
 func (db *DB) Get(table string, key []byte) ([]byte, error) {
-	handle, err := db.handle()
-	if err != nil {
-		return nil, err
-	}
-	ctable, release := db.tableName(table)
-	defer release()
-	k, klen := bytesPtr(key)
-	var value *C.uint8_t
-	var valueLen C.size_t
-	code := C.int(C.ARTDB_OK)
-	err = call(func() C.int {
-		code = C.artdbgo_db_get(handle, ctable, k, klen, &value, &valueLen)
-		return absentIsOK(code)
-	})
-	if err != nil || code == C.ARTDB_NOTFOUND {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(value))
-	return C.GoBytes(unsafe.Pointer(value), C.int(valueLen)), nil
+	return db.getInto(table, key, nil)
 }
 
 // GetInto reads key's value in table into buf, on a snapshot of its own, and returns it as
-// buf[:n]; a value longer than len(buf) is read again into a buffer of its length (the
-// result then is not buf). nil when the key is absent. One crossing into C and no allocation
+// buf[:n]; a value longer than len(buf) comes back in a new slice of its length (the result
+// then is not buf). nil when the key is absent. One crossing into C and no allocation
 // when the value fits: for readers that decode a value at once and reuse their buffer (the
 // YCSB driver), where Get's copy would be garbage for the collector.
 func (db *DB) GetInto(table string, key, buf []byte) ([]byte, error) {
+	return db.getInto(table, key, buf)
+}
+
+// getInto is Get (buf nil: every value is a new slice) and GetInto.
+func (db *DB) getInto(table string, key, buf []byte) ([]byte, error) {
 	handle, err := db.handle()
 	if err != nil {
 		return nil, err
@@ -172,27 +141,29 @@ func (db *DB) GetInto(table string, key, buf []byte) ([]byte, error) {
 	ctable, release := db.tableName(table)
 	defer release()
 	k, klen := bytesPtr(key)
-	for {
-		var into *C.uint8_t
-		if len(buf) > 0 {
-			into = (*C.uint8_t)(unsafe.Pointer(&buf[0]))
-		}
-		var valueLen C.size_t
-		var found C.int
-		err = call(func() C.int {
-			return absentIsOK(C.artdbgo_db_get_into(handle, ctable, k, klen, into,
-				C.size_t(len(buf)), &valueLen, &found))
-		})
-		if err != nil || found == 0 {
-			return nil, err
-		}
-		if int(valueLen) <= len(buf) {
-			return buf[:valueLen:valueLen], nil
-		}
-		// Longer than buf: read it again into a buffer of its size (it may have changed in
-		// between; the loop ends when a read fits).
-		buf = make([]byte, valueLen)
+	var into *C.uint8_t
+	if len(buf) > 0 {
+		into = (*C.uint8_t)(unsafe.Pointer(&buf[0]))
 	}
+	var value C.artdb_val
+	var found C.int
+	err = call(func() C.int {
+		return absentIsOK(C.artdbgo_db_get(handle, ctable, k, klen, into, C.size_t(len(buf)),
+			&value, &found))
+	})
+	if err != nil || found == 0 {
+		return nil, err
+	}
+	n := int(value.len)
+	if n == 0 && buf == nil {
+		return []byte{}, nil // found and empty: not nil, which means absent
+	}
+	if n <= len(buf) {
+		return buf[:n:n], nil
+	}
+	// Longer than buf: C copied it into memory of its own.
+	defer C.free(unsafe.Pointer(value.data))
+	return C.GoBytes(unsafe.Pointer(value.data), C.int(n)), nil
 }
 
 func (tx *ReadTx) live() error {

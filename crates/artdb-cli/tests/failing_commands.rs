@@ -426,35 +426,42 @@ fn damaged_newest_checkpoint_fails_and_salvage_reads_the_previous() {
 /// database in.
 #[test]
 fn a_fifo_or_a_device_is_no_database_file() {
-    let dir = TempDir::new("not-regular");
-    let fifo = dir.file("pipe.artdb");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("run mkfifo");
-    assert!(made.success());
-    for (path, what) in [
-        (path_str(&fifo), "a FIFO"),
-        ("/dev/null", "a character device"),
-    ] {
-        for args in [
-            vec!["get", path, "k"],
-            vec!["put", path, "k", "v"],
-            vec!["scan", path],
-            vec!["stats", path],
-            vec!["verify", path],
-        ] {
-            refused_at_once(&args, what, "not a database file");
-        }
-    }
+    refused_for_a_fifo_and_a_device(
+        "pipe.artdb",
+        &[
+            &["get", PATH, "k"],
+            &["put", PATH, "k", "v"],
+            &["scan", PATH],
+            &["stats", PATH],
+            &["verify", PATH],
+        ],
+        "not a database file",
+    );
 }
 
 /// The same for the bitable commands: `bitable get` of a FIFO said the file "is empty" (its
 /// length is 0) and of /dev/null the same.
 #[test]
 fn a_fifo_or_a_device_is_no_bitable_file() {
-    let dir = TempDir::new("not-regular-bitable");
-    let fifo = dir.file("pipe.bt");
+    refused_for_a_fifo_and_a_device(
+        "pipe.bt",
+        &[
+            &["bitable", "get", PATH, "k"],
+            &["bitable", "stats", PATH],
+            &["bitable", "verify", PATH],
+        ],
+        "not a table file",
+    );
+}
+
+/// Where a command of [`refused_for_a_fifo_and_a_device`] takes the path.
+const PATH: &str = "{path}";
+
+/// Runs each of `commands` on a FIFO named `fifo_name` and on /dev/null (`PATH` replaced by
+/// the path): each must be refused at once, naming what the path is and `phrase`.
+fn refused_for_a_fifo_and_a_device(fifo_name: &str, commands: &[&[&str]], phrase: &str) {
+    let dir = TempDir::new("not-regular");
+    let fifo = dir.file(fifo_name);
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -464,12 +471,12 @@ fn a_fifo_or_a_device_is_no_bitable_file() {
         (path_str(&fifo), "a FIFO"),
         ("/dev/null", "a character device"),
     ] {
-        for args in [
-            vec!["bitable", "get", path, "k"],
-            vec!["bitable", "stats", path],
-            vec!["bitable", "verify", path],
-        ] {
-            refused_at_once(&args, what, "not a table file");
+        for command in commands {
+            let args: Vec<&str> = command
+                .iter()
+                .map(|arg| if *arg == PATH { path } else { *arg })
+                .collect();
+            refused_at_once(&args, what, phrase);
         }
     }
 }
